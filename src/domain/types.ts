@@ -1,0 +1,171 @@
+// The ResourceDistribution API (apps.kruise.io/v1alpha1) and the shapes the pure domain works on.
+// Everything here is data: no I/O, no clock.
+
+export const GROUP = 'apps.kruise.io';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'ResourceDistribution';
+export const PLURAL = 'resourcedistributions';
+
+export const ANNOTATION_FROM = 'kruise.io/resourcedistribution.resource.from';
+export const ANNOTATION_HASH = 'kruise.io/resourcedistribution.resource.hashcode';
+export const ANNOTATION_TIMESTAMP = 'kruise.io/resourcedistribution.resource.distributed.timestamp';
+export const ANNOTATION_ADOPT = 'resource-distributor.io/adopt';
+export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
+
+/** Namespaces no distribution ever targets, whatever its spec says. */
+export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public'];
+
+/** Secret types that are never copied: they carry credentials bound to one namespace or one tool. */
+export const FORBIDDEN_SECRET_TYPES: readonly string[] = [
+  'kubernetes.io/service-account-token',
+  'helm.sh/release.v1',
+];
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  [key: string]: unknown;
+}
+
+export type LabelSelectorOperator = 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+
+export interface LabelSelectorRequirement {
+  key: string;
+  operator: LabelSelectorOperator;
+  values?: string[];
+}
+
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: LabelSelectorRequirement[];
+}
+
+export interface NamespaceNameList {
+  list?: { name: string }[];
+}
+
+export interface Targets {
+  allNamespaces?: boolean;
+  includedNamespaces?: NamespaceNameList;
+  excludedNamespaces?: NamespaceNameList;
+  namespaceLabelSelector?: LabelSelector;
+}
+
+export type WritePolicy = 'ignore' | 'overwrite' | 'strict';
+export const WRITE_POLICIES: readonly WritePolicy[] = ['ignore', 'overwrite', 'strict'];
+
+export type DistributedKind = 'Secret' | 'ConfigMap';
+
+/** A v1 Secret or ConfigMap: the template in `spec.resource`, a copy, or a foreign object in its place. */
+export interface Resource {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  data?: Record<string, string>;
+  binaryData?: Record<string, string>;
+  stringData?: Record<string, string>;
+  type?: string;
+  immutable?: boolean;
+  [key: string]: unknown;
+}
+
+export interface DistributionSpec {
+  resource: Resource;
+  targets: Targets;
+  writePolicy?: WritePolicy;
+}
+
+export const CONDITION_TYPES = [
+  'GetResourceFailed',
+  'CreateResourceFailed',
+  'UpdateResourceFailed',
+  'DeleteResourceFailed',
+  'ConflictOccurred',
+  'NamespaceNotExists',
+] as const;
+export type ConditionType = (typeof CONDITION_TYPES)[number];
+
+export interface Condition {
+  type: ConditionType;
+  status: 'True' | 'False';
+  reason: string;
+  message?: string;
+  lastTransitionTime: string;
+  /** v1alpha1 spells it singular. */
+  failedNamespace?: string[];
+}
+
+export interface DistributionStatus {
+  desired: number;
+  succeeded: number;
+  failed: number;
+  observedGeneration?: number;
+  conditions: Condition[];
+}
+
+export interface ResourceDistribution {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { name: string };
+  spec: DistributionSpec;
+  status?: DistributionStatus;
+}
+
+/** What the domain needs to know of a namespace (from a cache). */
+export interface NamespaceInfo {
+  name: string;
+  labels: Record<string, string>;
+  /** Terminating namespaces count as missing: nothing can be created in them. */
+  terminating: boolean;
+}
+
+/** Why a same-named object in a target namespace is not ours to write. */
+export type ConflictReason =
+  | 'foreign-object' // no `from` annotation naming us, no adopt annotation
+  | 'from-changed' // `from` names another distribution (someone edited it, or another distribution owns it)
+  | 'owned-by-other' // its controller reference names another owner
+  | 'forbidden-type' // an existing Secret of a type we never write over
+  | 'strict-blocked'; // writePolicy strict: another target has a conflict, so nothing is written
+
+/**
+ * One step of a plan. `object` is always the complete object to send (for update it carries the
+ * existing resourceVersion so that a concurrent change makes the write fail and retry).
+ */
+export type Action =
+  | { type: 'create'; namespace: string; object: Resource }
+  | { type: 'update'; namespace: string; object: Resource }
+  | { type: 'recreate'; namespace: string; object: Resource; existingUid: string }
+  | { type: 'delete'; namespace: string; name: string; uid: string }
+  | { type: 'conflict'; namespace: string; reason: ConflictReason }
+  | { type: 'namespace-missing'; namespace: string }
+  | { type: 'in-sync'; namespace: string };
+
+export type ActionType = Action['type'];
+
+/** The verb of a failed API call, mapped to the condition that reports it. */
+export type FailedVerb = 'get' | 'create' | 'update' | 'delete';
+
+/** What happened when an action was applied. `message` must never contain object data. */
+export type Outcome =
+  | { action: Action; ok: true }
+  | { action: Action; ok: false; verb: FailedVerb; message: string; transient: boolean };

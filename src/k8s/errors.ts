@@ -1,0 +1,85 @@
+/**
+ * Errors the rest of the code can act on: transient ones are retried with backoff, terminal ones
+ * are reported (status, Events) and wait for a change of the inputs.
+ */
+export class TransientError extends Error {
+  override readonly name = 'TransientError';
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message);
+  }
+}
+
+export class TerminalError extends Error {
+  override readonly name = 'TerminalError';
+  constructor(
+    message: string,
+    readonly code?: number,
+  ) {
+    super(message);
+  }
+}
+
+export interface ApiErrorInfo {
+  /** HTTP status, or 0 when the request never got an answer. */
+  code: number;
+  /** The Status `reason` (NotFound, AlreadyExists, Conflict, Forbidden, Invalid, ...) or a network code. */
+  reason: string;
+  /** The API server's message; it names objects, never their data. */
+  message: string;
+  transient: boolean;
+}
+
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
+
+function parseStatusBody(body: unknown): { reason?: string; message?: string } {
+  if (typeof body === 'string') {
+    try {
+      return parseStatusBody(JSON.parse(body) as unknown);
+    } catch {
+      return {};
+    }
+  }
+  if (body !== null && typeof body === 'object') {
+    const status = body as { reason?: unknown; message?: unknown };
+    return {
+      reason: typeof status.reason === 'string' ? status.reason : undefined,
+      message: typeof status.message === 'string' ? status.message : undefined,
+    };
+  }
+  return {};
+}
+
+/** Maps anything a Kubernetes client call can throw to one shape. */
+export function describeApiError(error: unknown): ApiErrorInfo {
+  const err = error as { code?: unknown; body?: unknown; message?: unknown; cause?: { code?: unknown } };
+  if (typeof err?.code === 'number') {
+    const status = parseStatusBody(err.body);
+    const code = err.code;
+    return {
+      code,
+      reason: status.reason ?? `HTTP${code}`,
+      message: status.message ?? `HTTP ${code}`,
+      transient: code === 409 || code === 429 || code >= 500,
+    };
+  }
+  const netCode = typeof err?.code === 'string' ? err.code : typeof err?.cause?.code === 'string' ? err.cause.code : undefined;
+  const message = typeof err?.message === 'string' ? err.message : String(error);
+  return { code: 0, reason: netCode ?? 'Unknown', message, transient: true };
+}
+
+export function isNotFound(error: unknown): boolean {
+  return describeApiError(error).code === 404;
+}
+
+export function isAlreadyExists(error: unknown): boolean {
+  const info = describeApiError(error);
+  return info.code === 409 && info.reason === 'AlreadyExists';
+}
+
+export function isConflict(error: unknown): boolean {
+  const info = describeApiError(error);
+  return info.code === 409 && info.reason === 'Conflict';
+}

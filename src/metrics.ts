@@ -1,0 +1,96 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/** Every metric the process exports, on one registry that `GET /metrics` serves. */
+export interface Metrics {
+  registry: Registry;
+  admissionRequests: Counter<'webhook' | 'operation' | 'decision'>;
+  admissionDuration: Histogram<'webhook'>;
+  reconcileDuration: Histogram<'result'>;
+  reconcileTotal: Counter<'result'>;
+  queueDepth: Gauge;
+  copies: Gauge<'state'>;
+  apiErrors: Counter<'verb' | 'code'>;
+  apiRequests: Counter<'verb' | 'resource'>;
+  generationDuration: Histogram;
+  isLeader: Gauge;
+  certificateExpiry: Gauge;
+}
+
+export interface MetricsOptions {
+  /** Process metrics (CPU, memory, event loop); off in unit tests to keep them quiet. */
+  defaultMetrics?: boolean;
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'resource_distributor_' });
+  const registers = [registry];
+  return {
+    registry,
+    admissionRequests: new Counter({
+      name: 'resource_distributor_admission_requests_total',
+      help: 'Admission requests by webhook, operation and decision (allowed, denied, errored).',
+      labelNames: ['webhook', 'operation', 'decision'],
+      registers,
+    }),
+    admissionDuration: new Histogram({
+      name: 'resource_distributor_admission_duration_seconds',
+      help: 'Time to answer an admission request.',
+      labelNames: ['webhook'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    reconcileDuration: new Histogram({
+      name: 'resource_distributor_reconcile_duration_seconds',
+      help: 'Time of one reconcile of one distribution.',
+      labelNames: ['result'],
+      buckets: [0.001, 0.005, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    }),
+    reconcileTotal: new Counter({
+      name: 'resource_distributor_reconcile_total',
+      help: 'Reconciles by result (success, error, requeue).',
+      labelNames: ['result'],
+      registers,
+    }),
+    queueDepth: new Gauge({
+      name: 'resource_distributor_queue_depth',
+      help: 'Distributions waiting to be reconciled.',
+      registers,
+    }),
+    copies: new Gauge({
+      name: 'resource_distributor_copies',
+      help: 'Target namespaces by state of their copy (in-sync, conflict, namespace-missing, failed).',
+      labelNames: ['state'],
+      registers,
+    }),
+    apiErrors: new Counter({
+      name: 'resource_distributor_api_errors_total',
+      help: 'Failed Kubernetes API calls by verb and HTTP status (0: no answer).',
+      labelNames: ['verb', 'code'],
+      registers,
+    }),
+    apiRequests: new Counter({
+      name: 'resource_distributor_api_requests_total',
+      help: 'Kubernetes API calls the controller made, by verb and resource.',
+      labelNames: ['verb', 'resource'],
+      registers,
+    }),
+    generationDuration: new Histogram({
+      name: 'resource_distributor_namespace_generation_duration_seconds',
+      help: 'Time from a namespace being admitted to all its copies written.',
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    isLeader: new Gauge({
+      name: 'resource_distributor_leader',
+      help: '1 while this replica holds the leader Lease.',
+      registers,
+    }),
+    certificateExpiry: new Gauge({
+      name: 'resource_distributor_certificate_expiry_timestamp_seconds',
+      help: 'When the serving certificate expires (Unix time).',
+      registers,
+    }),
+  };
+}
