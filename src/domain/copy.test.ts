@@ -1,0 +1,246 @@
+import { describe, expect, it } from 'vitest';
+import { base64, controllerRef, copyOf, distribution, foreign, T0, T1 } from '../../test/unit/builders.js';
+import { classifyExisting, isForbiddenSecretType, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { hashResource } from './hash.js';
+import {
+  ANNOTATION_ADOPT,
+  ANNOTATION_FROM,
+  ANNOTATION_HASH,
+  ANNOTATION_TIMESTAMP,
+  LABEL_DISTRIBUTION,
+  type Resource,
+} from './types.js';
+
+const rd = distribution('shared').configMap('settings', { a: '1' }).templateLabels({ team: 'x' }).build();
+
+describe('renderCopy', () => {
+  it('sets namespace, our annotations, label and controller reference over the template', () => {
+    const copy = renderCopy(rd, 'ns-1', T0);
+    expect(copy).toEqual({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: {
+        name: 'settings',
+        namespace: 'ns-1',
+        labels: { team: 'x', [LABEL_DISTRIBUTION]: 'shared' },
+        annotations: {
+          [ANNOTATION_FROM]: 'shared',
+          [ANNOTATION_HASH]: hashResource(rd.spec.resource),
+          [ANNOTATION_TIMESTAMP]: '2024-05-01T10:00:00Z',
+        },
+        ownerReferences: [
+          {
+            apiVersion: 'apps.kruise.io/v1alpha1',
+            kind: 'ResourceDistribution',
+            name: 'shared',
+            uid: 'uid-shared',
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
+      },
+      data: { a: '1' },
+    });
+  });
+
+  it('strips server-set metadata a template copied from a live object carries', () => {
+    const template = distribution('d')
+      .configMap('c', {})
+      .templateMetadata({
+        namespace: 'source',
+        uid: 'u',
+        resourceVersion: '9',
+        creationTimestamp: '2020-01-01T00:00:00Z',
+        managedFields: [{ manager: 'kubectl' }],
+        ownerReferences: [controllerRef('apps/v1', 'Deployment', 'web')],
+        generation: 3,
+        selfLink: '/api/v1/x',
+      })
+      .build();
+    expect(renderCopy(template, 'ns-2', T0).metadata).toEqual({
+      name: 'c',
+      namespace: 'ns-2',
+      labels: { [LABEL_DISTRIBUTION]: 'd' },
+      annotations: expect.any(Object),
+      ownerReferences: [expect.objectContaining({ name: 'd', controller: true })],
+    });
+  });
+
+  it.each<[string, () => Resource, Record<string, string> | undefined, string | undefined]>([
+    [
+      'folds stringData into base64 data, stringData winning',
+      () => renderCopy(distribution('d').secret('s', { a: 'old', b: 'kept' }).stringData({ a: 'new', c: 'é' }).build(), 'n', T0),
+      { a: base64('new'), b: base64('kept'), c: base64('é') },
+      'Opaque',
+    ],
+    [
+      'defaults a Secret type to Opaque, as the API server does',
+      () => renderCopy(distribution('d').secret('s', { a: 'x' }).build(), 'n', T0),
+      { a: base64('x') },
+      'Opaque',
+    ],
+    [
+      'keeps an explicit Secret type',
+      () => renderCopy(distribution('d').secret('s', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls').build(), 'n', T0),
+      { 'tls.crt': base64('c'), 'tls.key': base64('k') },
+      'kubernetes.io/tls',
+    ],
+  ])('%s', (_name, render, data, type) => {
+    const copy = render();
+    expect(copy.data).toEqual(data);
+    expect(copy.type).toBe(type);
+    expect(copy).not.toHaveProperty('stringData');
+  });
+
+  it('drops an adopt annotation from the template and does not modify the distribution', () => {
+    const withAdopt = distribution('d').configMap('c').templateAnnotations({ [ANNOTATION_ADOPT]: 'd', note: 'n' }).build();
+    const before = structuredClone(withAdopt);
+    const copy = renderCopy(withAdopt, 'ns', T1);
+    expect(copy.metadata.annotations?.[ANNOTATION_ADOPT]).toBeUndefined();
+    expect(copy.metadata.annotations?.note).toBe('n');
+    expect(copy.metadata.annotations?.[ANNOTATION_TIMESTAMP]).toBe('2024-05-01T11:30:00Z');
+    expect(withAdopt).toEqual(before);
+  });
+});
+
+describe('mergeCopy', () => {
+  it('template wins; others’ labels, annotations, finalizers and owners are kept; resourceVersion carried', () => {
+    const existing = foreign('ConfigMap', 'settings', 'ns-1')
+      .label('team', 'theirs')
+      .label('added-by', 'someone')
+      .annotation('note', 'keep me')
+      .annotation(ANNOTATION_ADOPT, 'shared')
+      .finalizers('example.com/hold')
+      .owner({ apiVersion: 'v1', kind: 'ConfigMap', name: 'parent', uid: 'p' })
+      .owner(controllerRef('apps/v1', 'Deployment', 'web'))
+      .data({ stale: 'x' })
+      .resourceVersion('42')
+      .build();
+    const merged = mergeCopy(renderCopy(rd, 'ns-1', T0), existing);
+    expect(merged.data).toEqual({ a: '1' });
+    expect(merged.metadata.labels).toEqual({ team: 'x', 'added-by': 'someone', [LABEL_DISTRIBUTION]: 'shared' });
+    expect(merged.metadata.annotations).toMatchObject({ note: 'keep me', [ANNOTATION_FROM]: 'shared' });
+    expect(merged.metadata.annotations).not.toHaveProperty(ANNOTATION_ADOPT);
+    expect(merged.metadata.finalizers).toEqual(['example.com/hold']);
+    expect(merged.metadata.resourceVersion).toBe('42');
+    expect(merged.metadata.ownerReferences?.map((ref) => [ref.kind, ref.name, ref.controller ?? false])).toEqual([
+      ['ConfigMap', 'parent', false],
+      ['ResourceDistribution', 'shared', true],
+    ]);
+  });
+
+  it('replaces a stale reference to an earlier distribution of the same name', () => {
+    const existing = copyOf(rd, 'ns-1').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'shared', 'old-uid')).build();
+    const merged = mergeCopy(renderCopy(rd, 'ns-1', T0), existing);
+    expect(merged.metadata.ownerReferences).toEqual([expect.objectContaining({ name: 'shared', uid: 'uid-shared' })]);
+  });
+});
+
+describe('classifyExisting', () => {
+  const rdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'shared', 'uid-shared');
+  it.each([
+    ['our copy', copyOf(rd, 'n').build(), { kind: 'ours' }],
+    ['ours without any owner reference (from annotation only)', copyOf(rd, 'n').owners().build(), { kind: 'ours' }],
+    [
+      'ours with a stale uid (the distribution was recreated)',
+      copyOf(rd, 'n').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'shared', 'old')).build(),
+      { kind: 'ours' },
+    ],
+    [
+      'adoptable when annotated for us',
+      foreign('ConfigMap', 'settings', 'n').annotation(ANNOTATION_ADOPT, 'shared').build(),
+      { kind: 'adoptable' },
+    ],
+    [
+      'not adoptable when annotated for another distribution',
+      foreign('ConfigMap', 'settings', 'n').annotation(ANNOTATION_ADOPT, 'other').build(),
+      { kind: 'conflict', reason: 'foreign-object' },
+    ],
+    [
+      'from changed by a user',
+      copyOf(rd, 'n').annotation(ANNOTATION_FROM, 'edited').build(),
+      { kind: 'conflict', reason: 'from-changed' },
+    ],
+    [
+      'controlled by another owner',
+      copyOf(rd, 'n').owners(controllerRef('apps/v1', 'Deployment', 'web')).build(),
+      { kind: 'conflict', reason: 'owned-by-other' },
+    ],
+    [
+      'a foreign controller with no from annotation',
+      foreign('ConfigMap', 'settings', 'n').owner(controllerRef('v1', 'ConfigMap', 'x')).build(),
+      { kind: 'conflict', reason: 'owned-by-other' },
+    ],
+    ['a plain foreign object', foreign('ConfigMap', 'settings', 'n').build(), { kind: 'conflict', reason: 'foreign-object' }],
+    [
+      'a forbidden-type Secret, even annotated for adoption',
+      foreign('Secret', 'settings', 'n').type('kubernetes.io/service-account-token').annotation(ANNOTATION_ADOPT, 'shared').owner(rdRef).build(),
+      { kind: 'conflict', reason: 'forbidden-type' },
+    ],
+  ])('%s', (_name, existing, expected) => {
+    expect(classifyExisting(rd, existing)).toEqual(expected);
+  });
+});
+
+describe('isInSync', () => {
+  const secretRd = distribution('creds').secret('creds', { password: 'p' }).templateAnnotations({ a: 'b' }).build();
+  it.each([
+    ['a fresh copy', copyOf(secretRd, 'n').build(), true],
+    ['written at another time (timestamp is not compared)', copyOf(secretRd, 'n', T1).build(), true],
+    ['with labels and annotations others added', copyOf(secretRd, 'n').label('x', 'y').annotation('p', 'q').build(), true],
+    ['Opaque type omitted by the server', copyOf(secretRd, 'n').type(undefined).build(), true],
+    ['immutable false vs absent', copyOf(secretRd, 'n').immutable(false).build(), true],
+    ['data drifted', copyOf(secretRd, 'n').data({ password: base64('changed') }).build(), false],
+    ['a data key added', copyOf(secretRd, 'n').data({ password: base64('p'), extra: 'eA==' }).build(), false],
+    ['binaryData added', copyOf(secretRd, 'n').binaryData({ b: 'eA==' }).build(), false],
+    ['type changed', copyOf(secretRd, 'n').type('example.com/x').build(), false],
+    ['made immutable', copyOf(secretRd, 'n').immutable(true).build(), false],
+    ['template annotation changed', copyOf(secretRd, 'n').annotation('a', 'other').build(), false],
+    ['hash annotation stale', copyOf(secretRd, 'n').annotation(ANNOTATION_HASH, 'old').build(), false],
+    ['our label removed', copyOf(secretRd, 'n').withoutLabel(LABEL_DISTRIBUTION).build(), false],
+    ['owner reference missing', copyOf(secretRd, 'n').owners().build(), false],
+    [
+      'owner reference with a stale uid',
+      copyOf(secretRd, 'n').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'creds', 'old')).build(),
+      false,
+    ],
+  ])('%s -> %s', (_name, existing, expected) => {
+    expect(isInSync(secretRd, existing)).toBe(expected);
+  });
+
+  it('the template changed: the old copy is out of sync', () => {
+    const old = copyOf(secretRd, 'n').build();
+    const changed = distribution('creds').secret('creds', { password: 'new' }).templateAnnotations({ a: 'b' }).build();
+    expect(isInSync(changed, old)).toBe(false);
+  });
+});
+
+describe('needsRecreate', () => {
+  const secretRd = distribution('d').secret('s', { a: 'x' }).build();
+  const desired = renderCopy(secretRd, 'n', T0);
+  const immutableRd = distribution('d').secret('s', { a: 'x' }).immutable().build();
+  const immutableDesired = renderCopy(immutableRd, 'n', T0);
+  it.each([
+    ['same content', desired, copyOf(secretRd, 'n').build(), false],
+    ['only data changed (mutable)', desired, copyOf(secretRd, 'n').data({ a: 'eQ==' }).build(), false],
+    ['Secret type changed', desired, copyOf(secretRd, 'n').type('example.com/other').build(), true],
+    ['immutable and data changed', immutableDesired, copyOf(immutableRd, 'n').data({ a: 'eQ==' }).build(), true],
+    ['immutable and the template no longer immutable', desired, copyOf(secretRd, 'n').immutable(true).build(), true],
+    ['immutable, same content, labels differ', immutableDesired, copyOf(immutableRd, 'n').label('x', 'y').build(), false],
+    ['becoming immutable is an update', immutableDesired, copyOf(secretRd, 'n').build(), false],
+  ])('%s -> %s', (_name, want, existing, expected) => {
+    expect(needsRecreate(want, existing)).toBe(expected);
+  });
+});
+
+describe('isForbiddenSecretType', () => {
+  it.each([
+    ['kubernetes.io/service-account-token', true],
+    ['helm.sh/release.v1', true],
+    ['Opaque', false],
+    ['kubernetes.io/dockerconfigjson', false],
+    [undefined, false],
+  ])('%s -> %s', (type, expected) => {
+    expect(isForbiddenSecretType(type)).toBe(expected);
+  });
+});

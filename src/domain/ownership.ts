@@ -1,0 +1,104 @@
+// Who owns a same-named object in a target namespace, and whether our copy drifted.
+// Re-exported by copy.ts (the contract's module); split out to keep files small.
+import { renderCopy } from './render.js';
+import {
+  ANNOTATION_ADOPT,
+  ANNOTATION_FROM,
+  ANNOTATION_TIMESTAMP,
+  API_VERSION,
+  FORBIDDEN_SECRET_TYPES,
+  GROUP,
+  KIND,
+  type ConflictReason,
+  type OwnerReference,
+  type Resource,
+  type ResourceDistribution,
+} from './types.js';
+
+export type Classification = { kind: 'ours' } | { kind: 'adoptable' } | { kind: 'conflict'; reason: ConflictReason };
+
+export function isForbiddenSecretType(type: string | undefined): boolean {
+  return type !== undefined && FORBIDDEN_SECRET_TYPES.includes(type);
+}
+
+export function controllerOf(object: Resource): OwnerReference | undefined {
+  return object.metadata.ownerReferences?.find((ref) => ref.controller === true);
+}
+
+/** Any version of our group counts: the name is what identifies a cluster-scoped distribution. */
+export function isDistributionRef(ref: OwnerReference, name?: string): boolean {
+  return ref.kind === KIND && ref.apiVersion.split('/')[0] === GROUP && (name === undefined || ref.name === name);
+}
+
+/** The object is controlled by a different ResourceDistribution (taking it over would start a tug of war). */
+export function isControlledByOtherDistribution(rd: ResourceDistribution, object: Resource): boolean {
+  const ref = controllerOf(object);
+  return ref !== undefined && isDistributionRef(ref) && ref.name !== rd.metadata.name;
+}
+
+export function classifyExisting(rd: ResourceDistribution, existing: Resource): Classification {
+  if (existing.kind === 'Secret' && isForbiddenSecretType(existing.type)) {
+    return { kind: 'conflict', reason: 'forbidden-type' };
+  }
+  const name = rd.metadata.name;
+  const controller = controllerOf(existing);
+  // A controller reference to an earlier distribution of the same name (stale uid) is still
+  // ours: the update that follows points it at the current one.
+  const controlledByUs = controller === undefined || isDistributionRef(controller, name);
+  const annotations = existing.metadata.annotations ?? {};
+  const from = annotations[ANNOTATION_FROM];
+  if (from === name && controlledByUs) return { kind: 'ours' };
+  // Explicit consent by whoever owns the object wins over any other claim on it.
+  if (annotations[ANNOTATION_ADOPT] === name) return { kind: 'adoptable' };
+  if (from !== undefined && from !== name) return { kind: 'conflict', reason: 'from-changed' };
+  if (!controlledByUs) return { kind: 'conflict', reason: 'owned-by-other' };
+  return { kind: 'conflict', reason: 'foreign-object' };
+}
+
+type StringMap = Record<string, string> | undefined;
+
+export function mapsEqual(a: StringMap, b: StringMap): boolean {
+  const left = Object.entries(a ?? {});
+  const right = b ?? {};
+  return left.length === Object.keys(right).length && left.every(([key, value]) => right[key] === value);
+}
+
+function includesAll(actual: StringMap, wanted: StringMap, ignore: readonly string[] = []): boolean {
+  return Object.entries(wanted ?? {}).every(([key, value]) => ignore.includes(key) || actual?.[key] === value);
+}
+
+/** The API server defaults a Secret's type to Opaque; a ConfigMap has none. */
+export function effectiveType(object: Resource): string | undefined {
+  return object.kind === 'Secret' ? (object.type ?? 'Opaque') : object.type;
+}
+
+export function contentEqual(desired: Resource, existing: Resource): boolean {
+  return (
+    mapsEqual(desired.data, existing.data) &&
+    mapsEqual(desired.binaryData, existing.binaryData) &&
+    effectiveType(desired) === effectiveType(existing) &&
+    (desired.immutable ?? false) === (existing.immutable ?? false)
+  );
+}
+
+function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boolean {
+  const ref = controllerOf(existing);
+  return (
+    ref !== undefined &&
+    isDistributionRef(ref, rd.metadata.name) &&
+    ref.apiVersion === API_VERSION &&
+    (rd.metadata.uid === undefined || ref.uid === rd.metadata.uid) &&
+    ref.blockOwnerDeletion === true
+  );
+}
+
+/** No drift in what we own; the timestamp annotation and others' labels/annotations are not ours to compare. */
+export function isInSync(rd: ResourceDistribution, existing: Resource): boolean {
+  const desired = renderCopy(rd, existing.metadata.namespace ?? '', new Date(0));
+  return (
+    contentEqual(desired, existing) &&
+    includesAll(existing.metadata.labels, desired.metadata.labels) &&
+    includesAll(existing.metadata.annotations, desired.metadata.annotations, [ANNOTATION_TIMESTAMP]) &&
+    controllerRefCurrent(rd, existing)
+  );
+}

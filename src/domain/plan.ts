@@ -1,0 +1,90 @@
+// The plan: what to do in every namespace, decided purely from caches' contents.
+import { classifyExisting, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { computeTargets } from './targets.js';
+import type { Action, ConflictReason, NamespaceInfo, Resource, ResourceDistribution } from './types.js';
+
+/**
+ * Under writePolicy overwrite we take over what is not ours, except Secrets of a forbidden type
+ * and another distribution's copies (two distributions overwriting each other would never settle).
+ */
+function mayOverwrite(rd: ResourceDistribution, existing: Resource, reason: ConflictReason): boolean {
+  return reason !== 'forbidden-type' && reason !== 'strict-blocked' && !isControlledByOtherDistribution(rd, existing);
+}
+
+function writeOver(namespace: string, desired: Resource, existing: Resource): Action {
+  const merged = mergeCopy(desired, existing);
+  if (!needsRecreate(desired, existing)) return { type: 'update', namespace, object: merged };
+  delete merged.metadata.resourceVersion;
+  return { type: 'recreate', namespace, object: merged, existingUid: existing.metadata.uid ?? '' };
+}
+
+/** The decision for one existing target namespace. Adoption is an in-place update under every writePolicy. */
+export function planNamespace(
+  rd: ResourceDistribution,
+  namespace: string,
+  existing: Resource | undefined,
+  now: Date,
+): Action {
+  const desired = renderCopy(rd, namespace, now);
+  if (existing === undefined) return { type: 'create', namespace, object: desired };
+  const classification = classifyExisting(rd, existing);
+  switch (classification.kind) {
+    case 'ours':
+      return isInSync(rd, existing) ? { type: 'in-sync', namespace } : writeOver(namespace, desired, existing);
+    case 'adoptable':
+      return writeOver(namespace, desired, existing);
+    case 'conflict':
+      if (rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason)) {
+        return writeOver(namespace, desired, existing);
+      }
+      return { type: 'conflict', namespace, reason: classification.reason };
+  }
+}
+
+const WRITES: ReadonlySet<Action['type']> = new Set(['create', 'update', 'recreate']);
+
+/**
+ * writePolicy strict: all or nothing. While any target has a conflict, every write into a target
+ * becomes a `strict-blocked` conflict. Copies already in sync stay so, and deletes of our own
+ * copies from namespaces no longer targeted still happen: they overwrite nobody's object.
+ */
+function applyStrict(actions: Action[]): Action[] {
+  if (!actions.some((action) => action.type === 'conflict')) return actions;
+  return actions.map((action) =>
+    WRITES.has(action.type) ? { type: 'conflict', namespace: action.namespace, reason: 'strict-blocked' } : action,
+  );
+}
+
+function deletes(rd: ResourceDistribution, existing: ReadonlyMap<string, Resource>, targets: ReadonlySet<string>): Action[] {
+  const actions: Action[] = [];
+  for (const [namespace, object] of existing) {
+    if (targets.has(namespace) || classifyExisting(rd, object).kind !== 'ours') continue;
+    const name = object.metadata.name ?? rd.spec.resource.metadata.name ?? '';
+    actions.push({ type: 'delete', namespace, name, uid: object.metadata.uid ?? '' });
+  }
+  return actions;
+}
+
+/**
+ * One action per target namespace (namespace-missing for missing ones), plus a delete for each of
+ * our copies in a namespace no longer targeted. `existing` maps namespace -> the same-named object
+ * of the template's kind there. Sorted by namespace.
+ */
+export function planDistribution(input: {
+  distribution: ResourceDistribution;
+  namespaces: readonly NamespaceInfo[];
+  existing: ReadonlyMap<string, Resource>;
+  forbidden?: readonly string[];
+  now: Date;
+}): Action[] {
+  const { distribution: rd, existing, now } = input;
+  const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, input.forbidden);
+  const targetActions = targeted.map((namespace) => planNamespace(rd, namespace, existing.get(namespace), now));
+  const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));
+  const actions = [
+    ...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions),
+    ...missingActions,
+    ...deletes(rd, existing, new Set([...targeted, ...missing])),
+  ];
+  return actions.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { copyOf, distribution, failed, ok, seedSample, T0, T1 } from '../../test/unit/builders.js';
+import { computeStatus, statusEquals } from './status.js';
+import { CONDITION_TYPES, type Action, type ConditionType, type DistributionStatus, type Outcome } from './types.js';
+
+const rd = seedSample().generation(3).build();
+const create = (namespace: string): Action => ({ type: 'create', namespace, object: copyOf(rd, namespace).build() });
+const update = (namespace: string): Action => ({ type: 'update', namespace, object: copyOf(rd, namespace).build() });
+const recreate = (namespace: string): Action => ({ type: 'recreate', namespace, object: copyOf(rd, namespace).build(), existingUid: 'u' });
+const inSync = (namespace: string): Action => ({ type: 'in-sync', namespace });
+const missing = (namespace: string): Action => ({ type: 'namespace-missing', namespace });
+const remove = (namespace: string): Action => ({ type: 'delete', namespace, name: 'game-demo', uid: 'u' });
+const conflict = (namespace: string, reason: 'foreign-object' | 'strict-blocked' = 'foreign-object'): Action => ({
+  type: 'conflict',
+  namespace,
+  reason,
+});
+
+function trueConditions(status: DistributionStatus): Partial<Record<ConditionType, string[]>> {
+  return Object.fromEntries(status.conditions.filter((c) => c.status === 'True').map((c) => [c.type, c.failedNamespace ?? []]));
+}
+
+describe('computeStatus', () => {
+  it('seed example: ns-1 and ns-4 missing -> NamespaceNotExists True listing both, the other five False/Succeeded', () => {
+    const outcomes = [ok(missing('ns-4')), ok(create('ns-2')), ok(missing('ns-1')), ok(create('ns-5'))];
+    const status = computeStatus({ distribution: rd, outcomes, now: T0 });
+    expect(status).toMatchObject({ desired: 4, succeeded: 2, failed: 2, observedGeneration: 3 });
+    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES]);
+    const notExists = status.conditions[5];
+    expect(notExists).toEqual({
+      type: 'NamespaceNotExists',
+      status: 'True',
+      reason: 'NamespaceNotFound',
+      message: 'namespace not found: ns-1, ns-4',
+      lastTransitionTime: '2024-05-01T10:00:00Z',
+      failedNamespace: ['ns-1', 'ns-4'],
+    });
+    for (const condition of status.conditions.slice(0, 5)) {
+      expect(condition).toEqual({ type: condition.type, status: 'False', reason: 'Succeeded', lastTransitionTime: '2024-05-01T10:00:00Z' });
+    }
+  });
+
+  it.each<[string, Outcome[], { desired: number; succeeded: number; failed: number }, Partial<Record<ConditionType, string[]>>]>([
+    ['nothing to do', [], { desired: 0, succeeded: 0, failed: 0 }, {}],
+    ['all in sync', [ok(inSync('a')), ok(inSync('b'))], { desired: 2, succeeded: 2, failed: 0 }, {}],
+    ['writes that worked', [ok(create('a')), ok(update('b')), ok(recreate('c'))], { desired: 3, succeeded: 3, failed: 0 }, {}],
+    [
+      'failures by verb',
+      [failed(create('a'), 'create'), failed(update('b'), 'update'), failed(inSync('c'), 'get'), ok(create('d'))],
+      { desired: 4, succeeded: 1, failed: 3 },
+      { GetResourceFailed: ['c'], CreateResourceFailed: ['a'], UpdateResourceFailed: ['b'] },
+    ],
+    [
+      'a recreate reports the verb that failed',
+      [failed(recreate('a'), 'delete'), failed(recreate('b'), 'create')],
+      { desired: 2, succeeded: 0, failed: 2 },
+      { CreateResourceFailed: ['b'], DeleteResourceFailed: ['a'] },
+    ],
+    [
+      'conflicts',
+      [ok(conflict('b')), ok(conflict('a', 'strict-blocked')), ok(inSync('c'))],
+      { desired: 3, succeeded: 1, failed: 2 },
+      { ConflictOccurred: ['a', 'b'] },
+    ],
+    [
+      'deletes count in no total but report their failures',
+      [ok(remove('gone')), failed(remove('stuck'), 'delete'), ok(inSync('a'))],
+      { desired: 1, succeeded: 1, failed: 0 },
+      { DeleteResourceFailed: ['stuck'] },
+    ],
+  ])('%s', (_name, outcomes, counts, trueOnes) => {
+    const status = computeStatus({ distribution: rd, outcomes, now: T0 });
+    expect(status).toMatchObject(counts);
+    expect(status.failed).toBe(status.desired - status.succeeded);
+    expect(trueConditions(status)).toEqual(trueOnes);
+  });
+
+  it('conflict messages list reasons briefly, without data', () => {
+    const status = computeStatus({
+      distribution: rd,
+      outcomes: [ok(conflict('b')), ok(conflict('a', 'strict-blocked')), ok(conflict('c'))],
+      now: T0,
+    });
+    expect(status.conditions[4]).toMatchObject({ reason: 'ResourceConflict', message: 'foreign-object: b, c; strict-blocked: a' });
+  });
+
+  it('failure messages name namespace and error, and stay short for many namespaces', () => {
+    const outcomes = Array.from({ length: 13 }, (_, i) => failed(create(`ns-${String(i).padStart(2, '0')}`), 'create', 'forbidden'));
+    const condition = computeStatus({ distribution: rd, outcomes, now: T0 }).conditions[1];
+    expect(condition?.failedNamespace).toHaveLength(13);
+    expect(condition?.message).toMatch(/^ns-00: forbidden; ns-01: forbidden; .*ns-09: forbidden; and 3 more$/);
+  });
+
+  it('lastTransitionTime is kept while a condition keeps its status, and moves when it flips', () => {
+    const first = computeStatus({ distribution: rd, outcomes: [ok(missing('ns-1')), ok(create('ns-2'))], now: T0 });
+    const withPrevious = seedSample().generation(3).status(first).build();
+    const second = computeStatus({ distribution: withPrevious, outcomes: [ok(inSync('ns-1')), failed(update('ns-2'), 'update')], now: T1 });
+    const time = (s: DistributionStatus, type: ConditionType): string | undefined => s.conditions.find((c) => c.type === type)?.lastTransitionTime;
+    expect(time(second, 'GetResourceFailed')).toBe('2024-05-01T10:00:00Z');
+    expect(time(second, 'UpdateResourceFailed')).toBe('2024-05-01T11:30:00Z');
+    expect(time(second, 'NamespaceNotExists')).toBe('2024-05-01T11:30:00Z');
+    expect(second.conditions.find((c) => c.type === 'NamespaceNotExists')).not.toHaveProperty('failedNamespace');
+  });
+
+  it('observedGeneration is omitted when the distribution has no generation', () => {
+    const bare = distribution('x').build();
+    delete bare.metadata.generation;
+    expect(computeStatus({ distribution: bare, outcomes: [], now: T0 })).not.toHaveProperty('observedGeneration');
+  });
+});
+
+describe('statusEquals', () => {
+  const outcomes = [ok(create('a')), ok(missing('b'))];
+  const status = computeStatus({ distribution: rd, outcomes, now: T0 });
+
+  it.each<[string, DistributionStatus | undefined, boolean]>([
+    ['no previous status', undefined, false],
+    ['the same status', structuredClone(status), true],
+    ['keys in another order', JSON.parse(JSON.stringify({ conditions: status.conditions, failed: 1, succeeded: 1, desired: 2, observedGeneration: 3 })) as DistributionStatus, true],
+    ['a different count', { ...status, succeeded: 2, failed: 0 }, false],
+  ])('%s -> %s', (_name, previous, expected) => {
+    expect(statusEquals(previous, status)).toBe(expected);
+  });
+
+  it('a recomputation over an unchanged world at a later time is equal (nothing to write)', () => {
+    const previous = seedSample().generation(3).status(status).build();
+    expect(statusEquals(status, computeStatus({ distribution: previous, outcomes, now: T1 }))).toBe(true);
+  });
+});

@@ -1,0 +1,126 @@
+// The status: counts and the six conditions, from what applying the plan produced.
+import { canonicalJson } from './hash.js';
+import { toRfc3339 } from './timestamp.js';
+import {
+  CONDITION_TYPES,
+  type Condition,
+  type ConditionType,
+  type DistributionStatus,
+  type FailedVerb,
+  type Outcome,
+  type ResourceDistribution,
+} from './types.js';
+
+/** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
+export const CONDITION_REASONS: Record<ConditionType, string> = {
+  GetResourceFailed: 'GetFailed',
+  CreateResourceFailed: 'CreateFailed',
+  UpdateResourceFailed: 'UpdateFailed',
+  DeleteResourceFailed: 'DeleteFailed',
+  ConflictOccurred: 'ResourceConflict',
+  // OpenKruise writes the sentence "namespace not found" as the reason; we keep it as the message.
+  NamespaceNotExists: 'NamespaceNotFound',
+};
+export const SUCCEEDED_REASON = 'Succeeded';
+
+const VERB_CONDITION: Record<FailedVerb, ConditionType> = {
+  get: 'GetResourceFailed',
+  create: 'CreateResourceFailed',
+  update: 'UpdateResourceFailed',
+  delete: 'DeleteResourceFailed',
+};
+
+/** Messages stay short however many namespaces fail. */
+const MAX_LISTED = 10;
+
+interface Failure {
+  namespace: string;
+  detail: string;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function listBriefly(items: readonly string[], separator = '; '): string {
+  const shown = items.slice(0, MAX_LISTED).join(separator);
+  return items.length > MAX_LISTED ? `${shown}${separator}and ${items.length - MAX_LISTED} more` : shown;
+}
+
+function conditionFailure(outcome: Outcome): [ConditionType, Failure] | undefined {
+  const { action } = outcome;
+  if (!outcome.ok) return [VERB_CONDITION[outcome.verb], { namespace: action.namespace, detail: outcome.message }];
+  if (action.type === 'conflict') return ['ConflictOccurred', { namespace: action.namespace, detail: action.reason }];
+  if (action.type === 'namespace-missing') return ['NamespaceNotExists', { namespace: action.namespace, detail: '' }];
+  return undefined;
+}
+
+function message(type: ConditionType, failures: readonly Failure[]): string {
+  const sorted = [...failures].sort((a, b) => compare(a.namespace, b.namespace));
+  if (type === 'NamespaceNotExists') return `namespace not found: ${listBriefly(sorted.map((f) => f.namespace), ', ')}`;
+  if (type === 'ConflictOccurred') {
+    const byReason = new Map<string, string[]>();
+    for (const f of sorted) byReason.set(f.detail, [...(byReason.get(f.detail) ?? []), f.namespace]);
+    const reasons = [...byReason].sort(([a], [b]) => compare(a, b));
+    return reasons.map(([reason, namespaces]) => `${reason}: ${listBriefly(namespaces, ', ')}`).join('; ');
+  }
+  return listBriefly(sorted.map((f) => `${f.namespace}: ${f.detail}`));
+}
+
+function buildCondition(
+  type: ConditionType,
+  failures: readonly Failure[],
+  previous: DistributionStatus | undefined,
+  now: Date,
+): Condition {
+  const status = failures.length > 0 ? 'True' : 'False';
+  const before = previous?.conditions.find((c) => c.type === type);
+  const lastTransitionTime = before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
+  if (status === 'False') return { type, status, reason: SUCCEEDED_REASON, lastTransitionTime };
+  const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort();
+  return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures), lastTransitionTime, failedNamespace };
+}
+
+function succeededIn(outcome: Outcome): boolean {
+  const { type } = outcome.action;
+  return outcome.ok && (type === 'in-sync' || type === 'create' || type === 'update' || type === 'recreate');
+}
+
+/**
+ * desired = target namespaces (existing and missing); succeeded = those whose copy is in sync or
+ * was written; failed = desired - succeeded. Deletes from namespaces no longer targeted count in
+ * no total but still report DeleteResourceFailed. lastTransitionTime moves only when that
+ * condition's status flips.
+ */
+export function computeStatus(input: {
+  distribution: ResourceDistribution;
+  outcomes: readonly Outcome[];
+  now: Date;
+}): DistributionStatus {
+  const { distribution, outcomes, now } = input;
+  const targets = new Set<string>();
+  const failing = new Set<string>();
+  const failures = new Map<ConditionType, Failure[]>(CONDITION_TYPES.map((type) => [type, []]));
+  for (const outcome of outcomes) {
+    const namespace = outcome.action.namespace;
+    if (outcome.action.type !== 'delete') targets.add(namespace);
+    if (!succeededIn(outcome)) failing.add(namespace);
+    const failure = conditionFailure(outcome);
+    if (failure !== undefined) failures.get(failure[0])?.push(failure[1]);
+  }
+  const succeeded = [...targets].filter((namespace) => !failing.has(namespace)).length;
+  const status: DistributionStatus = {
+    desired: targets.size,
+    succeeded,
+    failed: targets.size - succeeded,
+    conditions: CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now)),
+  };
+  const generation = distribution.metadata.generation;
+  if (generation !== undefined) status.observedGeneration = generation;
+  return status;
+}
+
+/** Whether writing `b` would change anything (key order and absent-vs-undefined do not count). */
+export function statusEquals(a: DistributionStatus | undefined, b: DistributionStatus): boolean {
+  return a !== undefined && canonicalJson(a) === canonicalJson(b);
+}

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import { distribution, namespace, seedSample, terminating } from '../../test/unit/builders.js';
+import { computeTargets, isTargeted, matchesSelector } from './targets.js';
+import type { LabelSelector } from './types.js';
+
+describe('matchesSelector', () => {
+  it.each<[string, LabelSelector | undefined, Record<string, string>, boolean]>([
+    ['undefined selector matches nothing', undefined, { group: 'test' }, false],
+    ['empty selector matches nothing', {}, { group: 'test' }, false],
+    ['empty lists match nothing', { matchLabels: {}, matchExpressions: [] }, { group: 'test' }, false],
+    ['matchLabels equal', { matchLabels: { group: 'test' } }, { group: 'test', x: 'y' }, true],
+    ['matchLabels different value', { matchLabels: { group: 'test' } }, { group: 'prod' }, false],
+    ['matchLabels all must match', { matchLabels: { group: 'test', tier: 'web' } }, { group: 'test' }, false],
+    ['matchLabels does not match an inherited key', { matchLabels: { toString: 'x' } }, {}, false],
+    ['In matches a listed value', { matchExpressions: [{ key: 'env', operator: 'In', values: ['a', 'b'] }] }, { env: 'b' }, true],
+    ['In with another value', { matchExpressions: [{ key: 'env', operator: 'In', values: ['a'] }] }, { env: 'c' }, false],
+    ['In with the key absent', { matchExpressions: [{ key: 'env', operator: 'In', values: ['a'] }] }, {}, false],
+    ['NotIn with another value', { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['a'] }] }, { env: 'c' }, true],
+    ['NotIn with a listed value', { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['a'] }] }, { env: 'a' }, false],
+    ['NotIn matches when the key is absent', { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['a'] }] }, {}, true],
+    ['Exists with the key', { matchExpressions: [{ key: 'env', operator: 'Exists' }] }, { env: '' }, true],
+    ['Exists without the key', { matchExpressions: [{ key: 'env', operator: 'Exists' }] }, { other: 'x' }, false],
+    ['DoesNotExist without the key', { matchExpressions: [{ key: 'env', operator: 'DoesNotExist' }] }, {}, true],
+    ['DoesNotExist with the key', { matchExpressions: [{ key: 'env', operator: 'DoesNotExist' }] }, { env: 'x' }, false],
+    [
+      'labels and expressions are ANDed',
+      { matchLabels: { group: 'test' }, matchExpressions: [{ key: 'env', operator: 'Exists' }] },
+      { group: 'test' },
+      false,
+    ],
+    [
+      'an unknown operator selects nothing',
+      { matchExpressions: [{ key: 'env', operator: 'Gt' as 'In', values: ['1'] }] },
+      { env: '2' },
+      false,
+    ],
+  ])('%s', (_name, selector, labels, expected) => {
+    expect(matchesSelector(selector, labels)).toBe(expected);
+  });
+});
+
+describe('computeTargets', () => {
+  const seedNamespaces = [
+    namespace('ns-1'),
+    namespace('ns-2', { group: 'test' }),
+    namespace('ns-3', { group: 'test' }),
+    namespace('ns-5', { group: 'test' }),
+    namespace('ns-6', { group: 'prod' }),
+  ];
+
+  it('seed example: included ns-1 and ns-4, selector group=test, excluded ns-3 (which has group=test)', () => {
+    const rd = seedSample().build();
+    const result = computeTargets(rd.spec.targets, [...seedNamespaces, namespace('ns-4')]);
+    expect(result).toEqual({ targeted: ['ns-1', 'ns-2', 'ns-4', 'ns-5'], missing: [] });
+    expect(isTargeted(rd.spec.targets, namespace('ns-3', { group: 'test' }))).toBe(false);
+  });
+
+  it.each([
+    [
+      'included names that do not exist are missing',
+      distribution('d').included('ns-1', 'nope').build(),
+      { targeted: ['ns-1'], missing: ['nope'] },
+    ],
+    [
+      'a terminating included namespace is missing',
+      distribution('d').included('ns-1', 'dying').build(),
+      { targeted: ['ns-1'], missing: ['dying'] },
+    ],
+    [
+      'a terminating namespace selected by labels is neither targeted nor missing',
+      distribution('d').matchLabels({ group: 'test' }).build(),
+      { targeted: ['ns-2', 'ns-3', 'ns-5'], missing: [] },
+    ],
+    [
+      'allNamespaces takes every live namespace but the system ones',
+      distribution('d').allNamespaces().build(),
+      { targeted: ['default', 'ns-1', 'ns-2', 'ns-3', 'ns-5', 'ns-6'], missing: [] },
+    ],
+    [
+      'allNamespaces minus excluded',
+      distribution('d').allNamespaces().excluded('ns-2', 'ns-6').build(),
+      { targeted: ['default', 'ns-1', 'ns-3', 'ns-5'], missing: [] },
+    ],
+    [
+      'kube-system and kube-public never, even when included by name',
+      distribution('d').included('kube-system', 'kube-public', 'ns-1').build(),
+      { targeted: ['ns-1'], missing: [] },
+    ],
+    [
+      'an excluded name that does not exist is not missing',
+      distribution('d').included('gone').excluded('gone').build(),
+      { targeted: [], missing: [] },
+    ],
+    ['empty targets select nothing', distribution('d').build(), { targeted: [], missing: [] }],
+    [
+      'an empty selector selects nothing',
+      distribution('d').selector({ matchLabels: {} }).build(),
+      { targeted: [], missing: [] },
+    ],
+    [
+      'duplicates collapse, results are sorted',
+      distribution('d').included('ns-5', 'ns-1', 'ns-5', 'zz', 'aa').matchLabels({ group: 'test' }).build(),
+      { targeted: ['ns-1', 'ns-2', 'ns-3', 'ns-5'], missing: ['aa', 'zz'] },
+    ],
+  ])('%s', (_name, rd, expected) => {
+    const namespaces = [
+      ...seedNamespaces,
+      namespace('default'),
+      namespace('kube-system', { group: 'test' }),
+      namespace('kube-public', { group: 'test' }),
+      terminating('dying', { group: 'test' }),
+    ];
+    expect(computeTargets(rd.spec.targets, namespaces)).toEqual(expected);
+  });
+
+  it('operator-forbidden namespaces are never targets, nor missing', () => {
+    const rd = distribution('d').allNamespaces().included('secret-ns', 'absent-forbidden').build();
+    const result = computeTargets(rd.spec.targets, [namespace('secret-ns'), namespace('ns-1')], ['secret-ns', 'absent-forbidden']);
+    expect(result).toEqual({ targeted: ['ns-1'], missing: [] });
+  });
+});
+
+describe('isTargeted', () => {
+  const all = distribution('d').allNamespaces().build().spec.targets;
+
+  it.each([
+    ['a live namespace under allNamespaces', namespace('ns-1'), true],
+    ['kube-system under allNamespaces', namespace('kube-system'), false],
+    ['kube-public under allNamespaces', namespace('kube-public'), false],
+    ['a terminating namespace', terminating('ns-1'), false],
+    ['an operator-forbidden namespace', namespace('vault'), false],
+  ])('%s', (_name, ns, expected) => {
+    expect(isTargeted(all, ns, ['vault'])).toBe(expected);
+  });
+});

@@ -1,0 +1,168 @@
+// Admission rules for the content of the distributed Secret or ConfigMap: what the API server
+// would reject on every copy, caught once at the distribution.
+// Messages never include data values: they may be credentials.
+import { isForbiddenSecretType } from './copy.js';
+import { asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
+
+const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const SECRET_TYPE = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
+export const MAX_SIZE = 1024 * 1024;
+
+/** Keys a Secret of a well-known type must have (as the API server validates them). */
+const REQUIRED_KEYS: Record<string, { anyOf: string[] } | { allOf: string[] }> = {
+  'kubernetes.io/dockercfg': { allOf: ['.dockercfg'] },
+  'kubernetes.io/dockerconfigjson': { allOf: ['.dockerconfigjson'] },
+  'kubernetes.io/basic-auth': { anyOf: ['username', 'password'] },
+  'kubernetes.io/ssh-auth': { allOf: ['ssh-privatekey'] },
+  'kubernetes.io/tls': { allOf: ['tls.crt', 'tls.key'] },
+};
+const JSON_KEYS = ['.dockercfg', '.dockerconfigjson'];
+
+// Go's base64 decoder skips line breaks, so a wrapped value is valid for the API server too.
+function unwrap(value: string): string {
+  return value.replace(/[\r\n]/g, '');
+}
+
+function isBase64(value: string): boolean {
+  return BASE64.test(unwrap(value));
+}
+
+function decode(value: string): string {
+  return Buffer.from(unwrap(value), 'base64').toString('utf8');
+}
+
+function decodedLength(value: string): number {
+  const plain = unwrap(value);
+  const padding = plain.endsWith('==') ? 2 : plain.endsWith('=') ? 1 : 0;
+  return (plain.length / 4) * 3 - padding;
+}
+
+function checkKey(path: string, key: string): FieldProblem[] {
+  if (key.length <= 253 && DATA_KEY.test(key) && key !== '.' && key !== '..' && !key.startsWith('..')) return [];
+  return [{ path, message: `${quote(key)} is not a valid key (letters, digits, '-', '_' and '.', at most 253 characters)` }];
+}
+
+interface MapRule {
+  field: string;
+  base64: boolean;
+}
+
+/** Checks one data-like map; returns its problems and the size of its values in bytes (decoded), as the API server counts it. */
+function checkMap(resource: UnknownRecord, rule: MapRule): { problems: FieldProblem[]; size: number } {
+  const base = `spec.resource.${rule.field}`;
+  const value = resource[rule.field];
+  if (value === undefined || value === null) return { problems: [], size: 0 };
+  const map = asRecord(value);
+  if (map === undefined) return { problems: [{ path: base, message: 'must be a map of key to string' }], size: 0 };
+  const problems: FieldProblem[] = [];
+  let size = 0;
+  for (const [key, item] of Object.entries(map)) {
+    const path = keyPath(base, key);
+    problems.push(...checkKey(path, key));
+    if (typeof item !== 'string') problems.push({ path, message: 'must be a string' });
+    else if (rule.base64 && !isBase64(item)) problems.push({ path, message: 'is not valid base64 (standard alphabet, padded)' });
+    else size += rule.base64 ? decodedLength(item) : Buffer.byteLength(item, 'utf8');
+  }
+  return { problems, size };
+}
+
+function checkSize(kind: string, size: number): FieldProblem[] {
+  if (size <= MAX_SIZE) return [];
+  return [{ path: 'spec.resource', message: `the ${kind} holds ${size} bytes, over the 1 MiB (${MAX_SIZE} bytes) limit: split it` }];
+}
+
+function notAField(resource: UnknownRecord, field: string, kind: string, instead: string): FieldProblem[] {
+  if (resource[field] === undefined) return [];
+  return [{ path: `spec.resource.${field}`, message: `a ${kind} has no ${field}: use ${instead}` }];
+}
+
+function mapKeys(resource: UnknownRecord, field: string): string[] {
+  return Object.keys(asRecord(resource[field]) ?? {});
+}
+
+function checkTypeKeys(resource: UnknownRecord, type: string): FieldProblem[] {
+  const rule = REQUIRED_KEYS[type];
+  if (rule === undefined) return [];
+  const keys = new Set([...mapKeys(resource, 'data'), ...mapKeys(resource, 'stringData')]);
+  const wanted = 'allOf' in rule ? rule.allOf : rule.anyOf;
+  const ok = 'allOf' in rule ? wanted.every((k) => keys.has(k)) : wanted.some((k) => keys.has(k));
+  if (ok) return [];
+  const which = wanted.map((k) => quote(k)).join('allOf' in rule ? ' and ' : ' or ');
+  return [{ path: 'spec.resource.data', message: `a Secret of type ${quote(type)} needs the key ${which}` }];
+}
+
+function checkJsonValues(resource: UnknownRecord): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  for (const key of JSON_KEYS) {
+    const encoded = asString(asRecord(resource.data)?.[key]);
+    const plain = asString(asRecord(resource.stringData)?.[key]);
+    const decoded = encoded !== undefined && isBase64(encoded) ? decode(encoded) : undefined;
+    const text = plain ?? decoded;
+    if (text === undefined) continue;
+    try {
+      JSON.parse(text);
+    } catch {
+      const field = plain !== undefined ? 'stringData' : 'data';
+      problems.push({ path: keyPath(`spec.resource.${field}`, key), message: 'must hold valid JSON (a Docker config file)' });
+    }
+  }
+  return problems;
+}
+
+function checkSecretType(resource: UnknownRecord): FieldProblem[] {
+  const raw = resource.type;
+  if (raw === undefined) return [];
+  const type = asString(raw);
+  const path = 'spec.resource.type';
+  if (type === undefined || type.length > 253 || !SECRET_TYPE.test(type)) {
+    return [{ path, message: `${quote(raw)} is not a valid Secret type (e.g. Opaque or kubernetes.io/tls)` }];
+  }
+  if (isForbiddenSecretType(type)) {
+    return [{ path, message: `Secrets of type ${quote(type)} are never distributed: they belong to one namespace or tool` }];
+  }
+  return [...checkTypeKeys(resource, type), ...checkJsonValues(resource)];
+}
+
+function checkSecret(resource: UnknownRecord): FieldProblem[] {
+  const data = checkMap(resource, { field: 'data', base64: true });
+  const stringData = checkMap(resource, { field: 'stringData', base64: false });
+  // A key in both counts once: stringData replaces it.
+  const overridden = mapKeys(resource, 'stringData').filter((k) => mapKeys(resource, 'data').includes(k));
+  const dataMap = asRecord(resource.data) ?? {};
+  const shadowed = overridden.reduce((sum, k) => sum + (typeof dataMap[k] === 'string' ? decodedLength(dataMap[k]) : 0), 0);
+  return [
+    ...data.problems,
+    ...stringData.problems,
+    ...notAField(resource, 'binaryData', 'Secret', 'data (values are base64 already)'),
+    ...checkSecretType(resource),
+    ...checkSize('Secret', data.size + stringData.size - shadowed),
+  ];
+}
+
+function checkConfigMap(resource: UnknownRecord): FieldProblem[] {
+  const data = checkMap(resource, { field: 'data', base64: false });
+  const binary = checkMap(resource, { field: 'binaryData', base64: true });
+  const dataKeys = mapKeys(resource, 'data');
+  const both = mapKeys(resource, 'binaryData').filter((key) => dataKeys.includes(key));
+  return [
+    ...data.problems,
+    ...binary.problems,
+    ...both.map((key) => ({
+      path: keyPath('spec.resource.binaryData', key),
+      message: `${quote(key)} is also in data: a key may be in only one`,
+    })),
+    ...notAField(resource, 'stringData', 'ConfigMap', 'data (plain strings)'),
+    ...notAField(resource, 'type', 'ConfigMap', 'a Secret if you need a type'),
+    ...checkSize('ConfigMap', data.size + binary.size),
+  ];
+}
+
+/** Content rules for a resource already known to be a v1 Secret or ConfigMap. */
+export function validateContent(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): FieldProblem[] {
+  const immutable =
+    resource.immutable === undefined || typeof resource.immutable === 'boolean'
+      ? []
+      : [{ path: 'spec.resource.immutable', message: 'must be true or false' }];
+  return [...immutable, ...(kind === 'Secret' ? checkSecret(resource) : checkConfigMap(resource))];
+}

@@ -1,0 +1,199 @@
+import { describe, expect, it } from 'vitest';
+import { base64, distribution, seedSample, type DistributionBuilder } from '../../test/unit/builders.js';
+import { loadCrdSchema } from '../k8s/crd-schema.js';
+import { compileSpecValidator } from './schema.js';
+import { validateDistribution } from './validate.js';
+
+const schema = compileSpecValidator(loadCrdSchema());
+const NS_RULE = "lowercase letters, digits and '-', at most 63 characters";
+const LABEL_VALUE_RULE = "at most 63 characters: letters, digits, '-', '_' and '.', starting and ending with a letter or digit";
+const KEY_RULE = "letters, digits, '-', '_' and '.', at most 253 characters";
+
+function check(object: unknown, options: { oldObject?: unknown; namespaceExists?: (name: string) => boolean | undefined } = {}) {
+  return validateDistribution({ object, schema, ...options });
+}
+
+const cm = (): DistributionBuilder => distribution('d').configMap('c', { k: 'v' }).included('ns-1');
+const secret = (): DistributionBuilder => distribution('d').secret('s', { k: 'v' }).included('ns-1');
+
+describe('validateDistribution: valid objects', () => {
+  it.each([
+    ['the seed example', seedSample()],
+    ['a Secret with stringData', secret().stringData({ password: 'p' })],
+    ['a dockerconfigjson Secret', distribution('p').secret('pull', { '.dockerconfigjson': '{"auths":{}}' }, 'kubernetes.io/dockerconfigjson').allNamespaces()],
+    ['a tls Secret', distribution('t').secret('tls', { 'tls.crt': 'c', 'tls.key': 'k' }, 'kubernetes.io/tls').allNamespaces()],
+    ['a ConfigMap with binaryData', cm().binaryData({ 'logo.png': base64('png') })],
+    ['every selector operator', distribution('s').configMap('c').expression('a', 'In', ['x']).expression('b', 'NotIn', ['y']).expression('c', 'Exists').expression('d', 'DoesNotExist')],
+    ['a wrapped base64 value', secret().data({ k: 'YWJj\nZGVm' })],
+  ])('%s', (_name, builder) => {
+    expect(check(builder.build(), { namespaceExists: () => true })).toEqual({ problems: [], warnings: [] });
+  });
+});
+
+describe('validateDistribution: each rule', () => {
+  const longName = `${'a'.repeat(60)}.bcdefghij`;
+  it.each<[string, unknown, { path: string; message: string }[]]>([
+    ['not an object', 'hello', [{ path: '(object)', message: 'must be a ResourceDistribution object' }]],
+    [
+      'name not a DNS subdomain',
+      { ...cm().build(), metadata: { name: 'Bad_Name' } },
+      [{ path: 'metadata.name', message: `"Bad_Name" is not a valid name (lowercase letters, digits, '-' and '.', starting and ending with a letter or digit, at most 253 characters)` }],
+    ],
+    ['name missing', { ...cm().build(), metadata: { generateName: 'd-' } }, [{ path: 'metadata.name', message: 'is required (generateName is not supported)' }]],
+    ['name too long for a label value', { ...cm().build(), metadata: { name: longName } }, [{ path: 'metadata.name', message: 'is 70 characters long: at most 63, because copies are labelled with it' }]],
+    ['spec missing', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ResourceDistribution', metadata: { name: 'd' } }, [{ path: 'spec', message: 'is required: spec.resource and spec.targets' }]],
+    ['schema: a wrong type', { ...cm().build(), spec: { ...cm().build().spec, targets: { allNamespaces: 'yes' } } }, [{ path: 'spec.targets.allNamespaces', message: 'must be boolean' }]],
+    ['resource missing', { ...cm().build(), spec: { targets: {} } }, [{ path: 'spec.resource', message: 'is required: a complete v1 Secret or ConfigMap manifest' }]],
+    ['targets missing', { ...cm().build(), spec: { resource: cm().build().spec.resource } }, [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }]],
+    ['resource not v1', cm().field('apiVersion', 'apps/v1').build(), [{ path: 'spec.resource.apiVersion', message: '"apps/v1" is not supported: only v1 Secret and ConfigMap are distributed, set "v1"' }]],
+    [
+      'resource without apiVersion and kind',
+      cm().template({ metadata: { name: 'c' }, data: {} }).build(),
+      [
+        { path: 'spec.resource.apiVersion', message: 'is required: set "v1"' },
+        { path: 'spec.resource.kind', message: 'is required: Secret or ConfigMap' },
+      ],
+    ],
+    ['resource kind not Secret/ConfigMap', cm().field('kind', 'Deployment').build(), [{ path: 'spec.resource.kind', message: '"Deployment" is not supported: use Secret or ConfigMap' }]],
+    [
+      'resource name missing, generateName used',
+      cm().templateMetadata({ name: undefined, generateName: 'c-' }).build(),
+      [
+        { path: 'spec.resource.metadata.generateName', message: 'is not allowed: every copy needs the same, fixed name' },
+        { path: 'spec.resource.metadata.name', message: 'is required: the name every copy gets' },
+      ],
+    ],
+    ['resource name invalid', cm().templateMetadata({ name: 'My Config' }).build(), [{ path: 'spec.resource.metadata.name', message: expect.stringMatching(/^"My Config" is not a valid name \(lowercase/) as string }]],
+    ['template label invalid', cm().templateLabels({ 'bad key!': 'v' }).build(), [{ path: 'spec.resource.metadata.labels["bad key!"]', message: expect.stringMatching(/^"bad key!" is not a valid label key/) as string }]],
+    ['data key invalid', cm().data({ 'bad key': 'v' }).build(), [{ path: 'spec.resource.data["bad key"]', message: `"bad key" is not a valid key (${KEY_RULE})` }]],
+    ['data key ".."', cm().data({ '..': 'v' }).build(), [{ path: 'spec.resource.data[".."]', message: `".." is not a valid key (${KEY_RULE})` }]],
+    ['ConfigMap data value not a string', cm().field('data', { n: 3 }).build(), [{ path: 'spec.resource.data["n"]', message: 'must be a string' }]],
+    ['Secret data not base64', secret().data({ password: 'not base64!' }).build(), [{ path: 'spec.resource.data["password"]', message: 'is not valid base64 (standard alphabet, padded)' }]],
+    ['Secret data unpadded base64', secret().data({ password: 'YWJjZA' }).build(), [{ path: 'spec.resource.data["password"]', message: 'is not valid base64 (standard alphabet, padded)' }]],
+    ['binaryData not base64', cm().binaryData({ b: '***' }).build(), [{ path: 'spec.resource.binaryData["b"]', message: 'is not valid base64 (standard alphabet, padded)' }]],
+    ['a key in data and binaryData', cm().binaryData({ k: 'eA==' }).build(), [{ path: 'spec.resource.binaryData["k"]', message: '"k" is also in data: a key may be in only one' }]],
+    ['Secret with binaryData', secret().binaryData({ b: 'eA==' }).build(), [{ path: 'spec.resource.binaryData', message: 'a Secret has no binaryData: use data (values are base64 already)' }]],
+    ['ConfigMap with stringData', cm().stringData({ s: 'x' }).build(), [{ path: 'spec.resource.stringData', message: 'a ConfigMap has no stringData: use data (plain strings)' }]],
+    ['immutable not a boolean', cm().field('immutable', 'yes').build(), [{ path: 'spec.resource.immutable', message: 'must be true or false' }]],
+    [
+      'Secret over 1 MiB',
+      secret().stringData({ big: 'x'.repeat(1048576) }).build(),
+      [{ path: 'spec.resource', message: 'the Secret holds 1048577 bytes, over the 1 MiB (1048576 bytes) limit: split it' }],
+    ],
+    [
+      'ConfigMap over 1 MiB (data + binaryData)',
+      cm().data({ a: 'x'.repeat(1048000) }).binaryData({ b: base64('y'.repeat(1000)) }).build(),
+      [{ path: 'spec.resource', message: 'the ConfigMap holds 1049000 bytes, over the 1 MiB (1048576 bytes) limit: split it' }],
+    ],
+    ['Secret type invalid', secret().type('my type').build(), [{ path: 'spec.resource.type', message: '"my type" is not a valid Secret type (e.g. Opaque or kubernetes.io/tls)' }]],
+    [
+      'forbidden Secret type',
+      secret().type('kubernetes.io/service-account-token').build(),
+      [{ path: 'spec.resource.type', message: 'Secrets of type "kubernetes.io/service-account-token" are never distributed: they belong to one namespace or tool' }],
+    ],
+    ['tls Secret without its keys', secret().type('kubernetes.io/tls').build(), [{ path: 'spec.resource.data', message: 'a Secret of type "kubernetes.io/tls" needs the key "tls.crt" and "tls.key"' }]],
+    ['basic-auth Secret without its keys', secret().type('kubernetes.io/basic-auth').build(), [{ path: 'spec.resource.data', message: 'a Secret of type "kubernetes.io/basic-auth" needs the key "username" or "password"' }]],
+    [
+      'dockerconfigjson that is not JSON',
+      distribution('p').secret('pull', { '.dockerconfigjson': '{nope' }, 'kubernetes.io/dockerconfigjson').included('a').build(),
+      [{ path: 'spec.resource.data[".dockerconfigjson"]', message: 'must hold valid JSON (a Docker config file)' }],
+    ],
+    [
+      'included namespace not a DNS label',
+      distribution('d').configMap('c').included('ns-1', 'Bad_NS').build(),
+      [{ path: 'spec.targets.includedNamespaces.list[1].name', message: `"Bad_NS" is not a valid namespace name (${NS_RULE})` }],
+    ],
+    [
+      'excluded namespace not a DNS label',
+      cm().excluded('a.b').build(),
+      [{ path: 'spec.targets.excludedNamespaces.list[0].name', message: `"a.b" is not a valid namespace name (${NS_RULE})` }],
+    ],
+    ['namespace entry without a name', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{}] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].name', message: 'is required: a namespace name' }]],
+    [
+      'a namespace both included and excluded',
+      cm().included('ns-3').excluded('ns-3').build(),
+      [{ path: 'spec.targets.includedNamespaces.list[1].name', message: '"ns-3" is both included and excluded: remove it from one of the lists' }],
+    ],
+    [
+      'selector: invalid matchLabels key and value',
+      cm().matchLabels({ 'a/b/c': 'ok', good: 'bad value' }).build(),
+      [
+        { path: 'spec.targets.namespaceLabelSelector.matchLabels["a/b/c"]', message: expect.stringMatching(/^"a\/b\/c" is not a valid label key/) as string },
+        { path: 'spec.targets.namespaceLabelSelector.matchLabels["good"]', message: `"bad value" is not a valid label value (${LABEL_VALUE_RULE})` },
+      ],
+    ],
+    ['selector: In without values', cm().expression('env', 'In', []).build(), [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values', message: 'must not be empty for operator In' }]],
+    ['selector: NotIn without values', cm().expression('env', 'NotIn').build(), [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values', message: 'must not be empty for operator NotIn' }]],
+    ['selector: Exists with values', cm().expression('env', 'Exists', ['x']).build(), [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values', message: 'must be empty for operator Exists' }]],
+    ['selector: unknown operator', cm().expression('env', 'Gt' as 'In', ['1']).build(), [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].operator', message: '"Gt" is not a valid operator: use In, NotIn, Exists or DoesNotExist' }]],
+    ['selector: invalid key and value', cm().expression('-bad', 'In', ['ok', 'no way']).build(), [
+      { path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].key', message: expect.stringMatching(/^"-bad" is not a valid label key/) as string },
+      { path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values[1]', message: `"no way" is not a valid label value (${LABEL_VALUE_RULE})` },
+    ]],
+    ['unknown writePolicy', cm().writePolicy('always' as 'strict').build(), [{ path: 'spec.writePolicy', message: '"always" is not a write policy: use ignore, overwrite or strict' }]],
+  ])('%s', (_name, object, expected) => {
+    const result = check(object);
+    expect(result.problems).toEqual(expected);
+  });
+
+  it('UPDATE: apiVersion, kind and name of the resource are immutable', () => {
+    const before = distribution('d').secret('s', { k: 'v' }).included('a').build();
+    const after = distribution('d').configMap('other', { k: 'v' }).included('a').build();
+    expect(check(after, { oldObject: before }).problems).toEqual([
+      { path: 'spec.resource.kind', message: 'is immutable (was "Secret"): create a new ResourceDistribution for a different object' },
+      { path: 'spec.resource.metadata.name', message: 'is immutable (was "s"): create a new ResourceDistribution for a different object' },
+    ]);
+    expect(check(before, { oldObject: before }).problems).toEqual([]);
+    const content = distribution('d').secret('s', { k: 'changed' }).included('a').build();
+    expect(check(content, { oldObject: before }).problems).toEqual([]);
+  });
+
+  it('reports all problems at once', () => {
+    const object = { ...distribution('d').configMap('c').field('kind', 'Pod').included('Bad').writePolicy('x' as 'strict').build(), metadata: { name: 'X' } };
+    expect(check(object).problems.map((p) => p.path)).toEqual([
+      'metadata.name',
+      'spec.resource.kind',
+      'spec.targets.includedNamespaces.list[0].name',
+      'spec.writePolicy',
+    ]);
+  });
+});
+
+describe('validateDistribution: warnings', () => {
+  it.each<[string, DistributionBuilder, ((name: string) => boolean | undefined) | undefined, string[]]>([
+    ['included namespaces that do not exist', cm().included('ns-2'), (name) => name === 'ns-1', ['namespace "ns-2" does not exist yet: copied when it appears']],
+    ['unknown existence (cache not synced): no warning', cm(), () => undefined, []],
+    [
+      'kube-system and kube-public listed',
+      cm().included('kube-system', 'kube-public'),
+      () => true,
+      ['namespace "kube-system" is never a target and is ignored', 'namespace "kube-public" is never a target and is ignored'],
+    ],
+    [
+      'many missing namespaces are summed up',
+      distribution('d').configMap('c').included('a', 'b', 'c', 'd', 'e', 'f', 'g'),
+      () => false,
+      [...['a', 'b', 'c', 'd', 'e'].map((n) => `namespace "${n}" does not exist yet: copied when it appears`), '2 more included namespaces do not exist yet'],
+    ],
+    ['targets select nothing', distribution('d').configMap('c'), undefined, ['spec.targets selects no namespace: set allNamespaces, includedNamespaces or namespaceLabelSelector']],
+    ['resource namespace set', cm().templateMetadata({ namespace: 'source' }), () => true, ['spec.resource.metadata.namespace is ignored: copies go to the target namespaces']],
+  ])('%s', (_name, builder, namespaceExists, expected) => {
+    const result = check(builder.build(), { namespaceExists });
+    expect(result.problems).toEqual([]);
+    expect(result.warnings).toEqual(expected);
+  });
+
+  it('keeps every warning under 120 characters', () => {
+    const longest = 'n'.repeat(63);
+    const result = check(cm().included(longest, 'kube-system').templateMetadata({ namespace: 'x' }).build(), { namespaceExists: () => false });
+    expect(result.warnings.length).toBeGreaterThan(2);
+    for (const warning of result.warnings) expect(warning.length).toBeLessThan(120);
+  });
+});
+
+describe('validateDistribution: never echoes Secret data', () => {
+  it('a bad base64 value is not quoted', () => {
+    const result = check(secret().data({ password: 'hunter2 is my password' }).build());
+    expect(JSON.stringify(result)).not.toContain('hunter2');
+  });
+});

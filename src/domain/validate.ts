@@ -1,0 +1,67 @@
+// Admission validation of a ResourceDistribution: every DESIGN.md rule that needs no API call,
+// all problems at once, each naming the field and saying how to fix it.
+import { asRecord, quote, type FieldProblem } from './field-problem.js';
+import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
+import type { SchemaValidator } from './schema.js';
+import { WRITE_POLICIES } from './types.js';
+import { validateImmutable, validateResource } from './validate-resource.js';
+import { validateTargets } from './validate-targets.js';
+
+export type { FieldProblem } from './field-problem.js';
+
+export interface ValidationResult {
+  problems: FieldProblem[];
+  warnings: string[];
+}
+
+/** Copies carry the distribution name as a label value, which Kubernetes limits to 63 characters. */
+const MAX_NAME_LENGTH = 63;
+
+function checkName(metadata: Record<string, unknown> | undefined): FieldProblem[] {
+  const name = metadata?.name;
+  const path = 'metadata.name';
+  if (name === undefined || name === '') return [{ path, message: 'is required (generateName is not supported)' }];
+  if (typeof name !== 'string' || !isDnsSubdomain(name)) {
+    return [{ path, message: `${quote(name)} is not a valid name (${DNS_SUBDOMAIN_RULE})` }];
+  }
+  if (name.length > MAX_NAME_LENGTH) {
+    return [{ path, message: `is ${name.length} characters long: at most 63, because copies are labelled with it` }];
+  }
+  return [];
+}
+
+function checkWritePolicy(value: unknown): FieldProblem[] {
+  if (value === undefined || WRITE_POLICIES.some((policy) => policy === value)) return [];
+  return [{ path: 'spec.writePolicy', message: `${quote(value)} is not a write policy: use ignore, overwrite or strict` }];
+}
+
+/** Schema problems add only what the rules above did not already say about that field. */
+function mergeSchemaProblems(own: FieldProblem[], schema: FieldProblem[]): FieldProblem[] {
+  const covered = new Set(own.map((problem) => problem.path));
+  const extra = schema.filter((problem) => !covered.has(problem.path));
+  return [...own, ...extra];
+}
+
+export function validateDistribution(input: {
+  object: unknown;
+  oldObject?: unknown;
+  schema: SchemaValidator;
+  namespaceExists?: (name: string) => boolean | undefined;
+}): ValidationResult {
+  const object = asRecord(input.object);
+  if (object === undefined) return { problems: [{ path: '(object)', message: 'must be a ResourceDistribution object' }], warnings: [] };
+  const warnings: string[] = [];
+  const spec = asRecord(object.spec);
+  const own: FieldProblem[] = [...checkName(asRecord(object.metadata))];
+  if (spec === undefined) {
+    own.push({ path: 'spec', message: 'is required: spec.resource and spec.targets' });
+  } else {
+    own.push(
+      ...validateResource(spec.resource, warnings),
+      ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)),
+      ...validateTargets(spec.targets, warnings, input.namespaceExists),
+      ...checkWritePolicy(spec.writePolicy),
+    );
+  }
+  return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };
+}
