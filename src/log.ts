@@ -16,7 +16,7 @@ export function createLogger(options: LogOptions): Logger {
   return pino(
     {
       level: options.level,
-      base: { name: 'resource-distributor' },
+      base: { service: 'resource-distributor' },
       redact: {
         paths: ['data', 'stringData', 'binaryData', '*.data', '*.stringData', '*.binaryData', '*.*.data'],
         censor: '[redacted]',

@@ -1,0 +1,79 @@
+import { Hono } from 'hono';
+import type { SchemaValidator } from '../domain/schema.js';
+import type { AccessReviewer } from '../k8s/access-review.js';
+import { WEBHOOK_PATHS } from '../k8s/webhook-config.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { distributionWebhook } from './distribution-webhook.js';
+import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
+import { webhookRoute } from './webhook-route.js';
+
+export interface AdmissionAppDeps {
+  log: Logger;
+  metrics: Metrics;
+  schema: SchemaValidator;
+  accessReviewer: AccessReviewer;
+  namespaceExists: (name: string) => boolean | undefined;
+  onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
+  forbiddenNamespaces: readonly string[];
+  /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
+  readiness: () => Record<string, boolean>;
+  bodyLimitBytes: number;
+  /** Per-webhook deadlines, below the timeoutSeconds of the webhook configurations. */
+  deadlinesMs?: { distributions: number; namespaces: number };
+}
+
+/**
+ * Routes:
+ * - POST /validate/resourcedistributions  ResourceDistribution CREATE/UPDATE (DELETE always allowed)
+ * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
+ * - GET  /healthz                         200 while the process serves requests (liveness)
+ * - GET  /readyz                          200 when certificates are loaded and caches synced, else 503
+ * - GET  /metrics                         Prometheus text format
+ */
+export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
+  const { log, metrics } = deps;
+  const deadlines = deps.deadlinesMs ?? { distributions: 4000, namespaces: 2000 };
+  const app = new Hono();
+
+  app.post(
+    WEBHOOK_PATHS.distributions,
+    ...webhookRoute({
+      name: 'distributions',
+      webhook: distributionWebhook(deps),
+      log,
+      metrics,
+      bodyLimitBytes: deps.bodyLimitBytes,
+      deadlineMs: deadlines.distributions,
+    }),
+  );
+  app.post(
+    WEBHOOK_PATHS.namespaces,
+    ...webhookRoute({
+      name: 'namespaces',
+      webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }),
+      log,
+      metrics,
+      bodyLimitBytes: deps.bodyLimitBytes,
+      deadlineMs: deadlines.namespaces,
+    }),
+  );
+
+  app.get('/healthz', (c) => c.text('ok'));
+  app.get('/readyz', (c) => {
+    const checks = deps.readiness();
+    const ready = Object.values(checks).every(Boolean);
+    return c.json({ ready, checks }, ready ? 200 : 503);
+  });
+  app.get('/metrics', async (c) => {
+    const body = await metrics.registry.metrics();
+    return c.body(body, 200, { 'content-type': metrics.registry.contentType });
+  });
+
+  app.notFound((c) => c.json({ message: 'not found' }, 404));
+  app.onError((error, c) => {
+    log.error({ err: error, path: c.req.path }, 'request failed');
+    return c.json({ message: 'internal error' }, 500);
+  });
+  return app;
+}

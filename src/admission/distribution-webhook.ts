@@ -1,0 +1,46 @@
+import type { SchemaValidator } from '../domain/schema.js';
+import type { ResourceDistribution } from '../domain/types.js';
+import { validateDistribution } from '../domain/validate.js';
+import type { AccessReviewer } from '../k8s/access-review.js';
+import { missingAccess } from './author-access.js';
+import { requiredAccess } from './required-access.js';
+import { allowed, denied, forbidden, type Verdict } from './review.js';
+import type { Webhook } from './webhook-route.js';
+
+export interface DistributionWebhookDeps {
+  schema: SchemaValidator;
+  /** From the namespace cache: undefined while it is not synced (no warning then). */
+  namespaceExists: (name: string) => boolean | undefined;
+  accessReviewer: AccessReviewer;
+  forbiddenNamespaces: readonly string[];
+}
+
+function isBeingDeleted(object: unknown): boolean {
+  const metadata = (object as { metadata?: { deletionTimestamp?: unknown } } | null | undefined)?.metadata;
+  return typeof metadata?.deletionTimestamp === 'string';
+}
+
+/**
+ * ResourceDistribution CREATE/UPDATE: the pure rules of the domain, then whether the author may
+ * write the distributed kind in every target namespace. DELETE is never blocked, nor are updates
+ * of an object already being deleted (finalizer removal must always go through).
+ */
+export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
+  return async (request): Promise<Verdict> => {
+    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
+    if (isBeingDeleted(request.object)) return allowed();
+
+    const { problems, warnings } = validateDistribution({
+      object: request.object,
+      ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject } : {}),
+      schema: deps.schema,
+      namespaceExists: deps.namespaceExists,
+    });
+    if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
+
+    const access = requiredAccess(request.object as ResourceDistribution, deps.forbiddenNamespaces);
+    const refused = await missingAccess(deps.accessReviewer, request.userInfo, access);
+    if (refused.length > 0) return { ...forbidden(refused), warnings };
+    return allowed(warnings);
+  };
+}

@@ -1,0 +1,69 @@
+import { createServer, type Server } from 'node:https';
+import type { AddressInfo } from 'node:net';
+import { serve } from '@hono/node-server';
+import type { Logger } from '../log.js';
+import type { KeyPair } from '../tls/certificates.js';
+
+export interface HttpsServerOptions {
+  fetch: (request: Request) => Response | Promise<Response>;
+  port: number;
+  host: string;
+  certificate: KeyPair;
+  log: Logger;
+}
+
+export interface HttpsServer {
+  /** The bound port (useful when 0 asked for a free one). */
+  port: number;
+  /** Presents another certificate to new connections, without a restart. */
+  setCertificate(certificate: KeyPair): void;
+  /** Stops accepting, lets in-flight requests finish, then forces the rest closed after `timeoutMs`. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+export async function startHttpsServer(options: HttpsServerOptions): Promise<HttpsServer> {
+  const server = serve({
+    fetch: options.fetch,
+    port: options.port,
+    hostname: options.host,
+    createServer,
+    serverOptions: { key: options.certificate.key, cert: options.certificate.cert },
+  }) as Server;
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    server.once('error', onError);
+    server.once('listening', () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  // The API server reuses connections for up to 90 s; closing them sooner races with a request
+  // sent on a connection we are closing. Slow or stalled clients are still cut off.
+  server.keepAliveTimeout = 120_000;
+  server.headersTimeout = 15_000;
+  server.requestTimeout = 30_000;
+  server.on('tlsClientError', (error) => options.log.debug({ err: error }, 'TLS handshake failed'));
+  const port = (server.address() as AddressInfo).port;
+  options.log.info({ host: options.host, port }, 'admission server listening');
+
+  return {
+    port,
+    setCertificate(certificate) {
+      server.setSecureContext({ key: certificate.key, cert: certificate.cert });
+    },
+    close(timeoutMs) {
+      return new Promise<void>((resolve) => {
+        // Keep-alive connections become idle once their request is answered: close them as they do.
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        const force = setTimeout(() => server.closeAllConnections(), timeoutMs);
+        server.close(() => {
+          clearInterval(idle);
+          clearTimeout(force);
+          resolve();
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}

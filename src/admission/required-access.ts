@@ -1,0 +1,32 @@
+import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
+
+/** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
+export const REQUIRED_VERBS = ['create', 'update'] as const;
+
+/**
+ * What the author of a distribution must be allowed to do for us to write its copies on their
+ * behalf: the kind's resource, and either a list of namespaces or every namespace ('all') when
+ * the targets are open-ended (allNamespaces, a label selector).
+ */
+export interface RequiredAccess {
+  resource: 'secrets' | 'configmaps';
+  namespaces: readonly string[] | 'all';
+}
+
+function names(list: { list?: { name?: unknown }[] } | undefined): string[] {
+  return (list?.list ?? []).map((item) => item.name).filter((name): name is string => typeof name === 'string');
+}
+
+function hasSelector(selector: ResourceDistribution['spec']['targets']['namespaceLabelSelector']): boolean {
+  return Object.keys(selector?.matchLabels ?? {}).length > 0 || (selector?.matchExpressions ?? []).length > 0;
+}
+
+/** Pure: the access a valid distribution requires of its author. */
+export function requiredAccess(distribution: ResourceDistribution, forbidden: readonly string[] = []): RequiredAccess {
+  const resource = distribution.spec.resource.kind === 'Secret' ? 'secrets' : 'configmaps';
+  const targets = distribution.spec.targets;
+  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, namespaces: 'all' };
+  const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbidden]);
+  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
+  return { resource, namespaces };
+}

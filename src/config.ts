@@ -1,0 +1,235 @@
+import { hostname } from 'node:os';
+import type { ControllerSettings } from './reconcile/controller.js';
+import { parseByteSize, parseDuration } from './config-values.js';
+
+/**
+ * Every setting of the process. This module is the only reader of the environment: everything
+ * else receives a `Config` (or a part of it) from the composition root.
+ */
+export type Mode = 'cluster' | 'local';
+
+export interface WebhookNames {
+  /** ValidatingWebhookConfiguration for ResourceDistributions. */
+  distributions: string;
+  /** ValidatingWebhookConfiguration for Namespaces. */
+  namespaces: string;
+}
+
+export interface TlsSettings {
+  caValidityMs: number;
+  caRenewBeforeMs: number;
+  certValidityMs: number;
+  certRenewBeforeMs: number;
+  checkIntervalMs: number;
+}
+
+export interface Config {
+  mode: Mode;
+  port: number;
+  host: string;
+  namespace: string;
+  serviceName: string;
+  tlsSecret: string;
+  certDir: string;
+  webhookNames: WebhookNames;
+  logLevel: string;
+  sweepIntervalMs: number;
+  concurrency: number;
+  applyParallelism: number;
+  forbiddenNamespaces: string[];
+  leaderElection: boolean;
+  leaseName: string;
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+  podName: string;
+  bodyLimitBytes: number;
+  sarCacheTtlMs: number;
+  tls: TlsSettings;
+  shutdownDelayMs: number;
+  shutdownTimeoutMs: number;
+  crdPath: string | undefined;
+  kubeconfig: string | undefined;
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+  }
+}
+
+type Env = Readonly<Record<string, string | undefined>>;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** Reads one setting after another, collecting every problem so that one run reports them all. */
+class Reader {
+  readonly problems: string[] = [];
+  constructor(private readonly env: Env) {}
+
+  raw(name: string): string | undefined {
+    const value = this.env[name]?.trim();
+    return value === undefined || value === '' ? undefined : value;
+  }
+
+  string(name: string, fallback: string, pattern?: RegExp, what?: string): string {
+    const value = this.raw(name) ?? fallback;
+    if (pattern && !pattern.test(value)) this.problems.push(`${name}=${value}: must be ${what ?? pattern.source}`);
+    return value;
+  }
+
+  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
+    const value = this.raw(name) ?? fallback;
+    if (!(allowed as readonly string[]).includes(value)) {
+      this.problems.push(`${name}=${value}: must be one of ${allowed.join(', ')}`);
+      return fallback;
+    }
+    return value as T;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    const n = /^-?\d+$/.test(value) ? Number(value) : NaN;
+    if (!Number.isSafeInteger(n) || n < min || n > max) {
+      this.problems.push(`${name}=${value}: must be an integer from ${min} to ${max}`);
+      return fallback;
+    }
+    return n;
+  }
+
+  boolean(name: string, fallback: boolean): boolean {
+    const value = this.raw(name)?.toLowerCase();
+    if (value === undefined) return fallback;
+    if (['true', '1', 'yes'].includes(value)) return true;
+    if (['false', '0', 'no'].includes(value)) return false;
+    this.problems.push(`${name}=${value}: must be true or false`);
+    return fallback;
+  }
+
+  duration(name: string, fallback: string, minMs = 0): number {
+    return this.parsed(name, fallback, parseDuration, minMs, 'a duration such as 500ms, 10s, 5m, 1h or 90d');
+  }
+
+  bytes(name: string, fallback: string): number {
+    return this.parsed(name, fallback, parseByteSize, 1, 'a size such as 3Mi, 512Ki or 1048576');
+  }
+
+  list(name: string, fallback: string[]): string[] {
+    const value = this.raw(name);
+    if (value === undefined) return fallback;
+    return value
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item !== '');
+  }
+
+  private parsed(name: string, fallback: string, parse: (s: string) => number | undefined, min: number, what: string): number {
+    const value = this.raw(name) ?? fallback;
+    const n = parse(value);
+    if (n === undefined || n < min) {
+      this.problems.push(`${name}=${value}: must be ${what}${min > 0 ? ` (at least ${min})` : ''}`);
+      return parse(fallback) ?? 0;
+    }
+    return n;
+  }
+}
+
+function readWebhookNames(r: Reader): WebhookNames {
+  const names = r.list('RD_WEBHOOK_NAMES', ['resource-distributor-distributions', 'resource-distributor-namespaces']);
+  const [distributions, namespaces] = names;
+  if (names.length !== 2 || distributions === undefined || namespaces === undefined) {
+    r.problems.push('RD_WEBHOOK_NAMES: must be two names, "<distributions>,<namespaces>"');
+    return { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' };
+  }
+  for (const name of names) {
+    if (!DNS_SUBDOMAIN.test(name)) r.problems.push(`RD_WEBHOOK_NAMES: ${name} is not a DNS subdomain`);
+  }
+  return { distributions, namespaces };
+}
+
+function readTls(r: Reader): TlsSettings {
+  const tls: TlsSettings = {
+    caValidityMs: r.duration('RD_CA_VALIDITY', '1825d', 60_000),
+    caRenewBeforeMs: r.duration('RD_CA_RENEW_BEFORE', '600d', 1),
+    certValidityMs: r.duration('RD_CERT_VALIDITY', '90d', 10_000),
+    certRenewBeforeMs: r.duration('RD_CERT_RENEW_BEFORE', '30d', 1),
+    checkIntervalMs: r.duration('RD_CERT_CHECK_INTERVAL', '1m', 100),
+  };
+  if (tls.caRenewBeforeMs >= tls.caValidityMs) r.problems.push('RD_CA_RENEW_BEFORE: must be shorter than RD_CA_VALIDITY');
+  if (tls.certRenewBeforeMs >= tls.certValidityMs) {
+    r.problems.push('RD_CERT_RENEW_BEFORE: must be shorter than RD_CERT_VALIDITY');
+  }
+  // A leaf must never outlive the CA that signed it, even one about to be replaced.
+  if (tls.certValidityMs > tls.caRenewBeforeMs) r.problems.push('RD_CERT_VALIDITY: must not exceed RD_CA_RENEW_BEFORE');
+  return tls;
+}
+
+function readLeaderElection(r: Reader, mode: Mode): Pick<Config, 'leaderElection' | 'leaseName' | 'leaseDurationMs' | 'renewDeadlineMs' | 'retryPeriodMs'> {
+  const settings = {
+    leaderElection: r.boolean('RD_LEADER_ELECTION', mode === 'cluster'),
+    leaseName: r.string('RD_LEASE_NAME', 'resource-distributor', DNS_SUBDOMAIN, 'a DNS subdomain'),
+    leaseDurationMs: r.duration('RD_LEASE_DURATION', '15s', 1000),
+    renewDeadlineMs: r.duration('RD_RENEW_DEADLINE', '10s', 500),
+    retryPeriodMs: r.duration('RD_RETRY_PERIOD', '2s', 100),
+  };
+  if (settings.renewDeadlineMs >= settings.leaseDurationMs) r.problems.push('RD_RENEW_DEADLINE: must be shorter than RD_LEASE_DURATION');
+  if (settings.retryPeriodMs >= settings.renewDeadlineMs) r.problems.push('RD_RETRY_PERIOD: must be shorter than RD_RENEW_DEADLINE');
+  return settings;
+}
+
+/** Builds the configuration from environment variables; throws a ConfigError naming every bad one. */
+export function loadConfig(env: Env = process.env): Config {
+  const r = new Reader(env);
+  const mode = r.oneOf<Mode>('RD_MODE', 'cluster', ['cluster', 'local']);
+  const config: Config = {
+    mode,
+    port: r.integer('RD_PORT', 9443, 0, 65535),
+    host: r.string('RD_HOST', mode === 'cluster' ? '0.0.0.0' : '127.0.0.1'),
+    namespace: r.string('RD_NAMESPACE', 'resource-distributor', DNS_LABEL, 'a DNS label'),
+    serviceName: r.string('RD_SERVICE_NAME', 'resource-distributor', DNS_LABEL, 'a DNS label'),
+    tlsSecret: r.string('RD_TLS_SECRET', 'resource-distributor-tls', DNS_SUBDOMAIN, 'a DNS subdomain'),
+    certDir: r.string('RD_CERT_DIR', 'certs'),
+    webhookNames: readWebhookNames(r),
+    logLevel: r.oneOf('RD_LOG_LEVEL', 'info', LOG_LEVELS),
+    sweepIntervalMs: r.duration('RD_SWEEP_INTERVAL', '5m', 1000),
+    concurrency: r.integer('RD_CONCURRENCY', 4, 1, 256),
+    applyParallelism: r.integer('RD_APPLY_PARALLELISM', 16, 1, 1024),
+    forbiddenNamespaces: r.list('RD_FORBIDDEN_NAMESPACES', []),
+    ...readLeaderElection(r, mode),
+    podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
+    bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '3Mi'),
+    sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
+    tls: readTls(r),
+    shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),
+    shutdownTimeoutMs: r.duration('RD_SHUTDOWN_TIMEOUT', '20s', 100),
+    crdPath: r.raw('RD_CRD_PATH'),
+    kubeconfig: r.raw('KUBECONFIG'),
+  };
+  for (const ns of config.forbiddenNamespaces) {
+    if (!DNS_LABEL.test(ns)) r.problems.push(`RD_FORBIDDEN_NAMESPACES: ${ns} is not a DNS label`);
+  }
+  if (r.problems.length > 0) throw new ConfigError(r.problems);
+  return config;
+}
+
+/** The reconciler's part of the configuration. */
+export function controllerSettings(config: Config): ControllerSettings {
+  return {
+    sweepIntervalMs: config.sweepIntervalMs,
+    concurrency: config.concurrency,
+    applyParallelism: config.applyParallelism,
+    forbiddenNamespaces: config.forbiddenNamespaces,
+    leaderElection: {
+      enabled: config.leaderElection,
+      leaseName: config.leaseName,
+      leaseNamespace: config.namespace,
+      identity: config.podName,
+      leaseDurationMs: config.leaseDurationMs,
+      renewDeadlineMs: config.renewDeadlineMs,
+      retryPeriodMs: config.retryPeriodMs,
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { LRUCache } from 'lru-cache';
+import type { Metrics } from '../metrics.js';
+import { describeApiError } from './errors.js';
+
+/** Who asks: the `userInfo` of an admission request. */
+export interface Subject {
+  username: string;
+  uid?: string;
+  groups: readonly string[];
+  extra?: Readonly<Record<string, readonly string[]>>;
+}
+
+/** May `subject` do `verb` on `resource` in `namespace`? An empty namespace means every namespace. */
+export interface AccessCheck {
+  subject: Subject;
+  verb: string;
+  group: string;
+  resource: string;
+  namespace: string;
+}
+
+export interface AccessAnswer {
+  allowed: boolean;
+  /** The authorizer's explanation, when it gave one. */
+  reason?: string;
+}
+
+/** Answers authorization questions; the admission webhook depends only on this interface. */
+export interface AccessReviewer {
+  review(check: AccessCheck): Promise<AccessAnswer>;
+}
+
+/** Asks the API server with a SubjectAccessReview (authorization.k8s.io/v1). */
+export function createAccessReviewer(kubeConfig: KubeConfig, metrics?: Metrics): AccessReviewer {
+  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
+  return {
+    async review(check) {
+      metrics?.apiRequests.inc({ verb: 'create', resource: 'subjectaccessreviews' });
+      try {
+        const result = await api.createSubjectAccessReview({
+          body: {
+            apiVersion: 'authorization.k8s.io/v1',
+            kind: 'SubjectAccessReview',
+            spec: {
+              user: check.subject.username,
+              uid: check.subject.uid,
+              groups: [...check.subject.groups],
+              extra: check.subject.extra ? Object.fromEntries(Object.entries(check.subject.extra).map(([k, v]) => [k, [...v]])) : undefined,
+              resourceAttributes: {
+                namespace: check.namespace,
+                verb: check.verb,
+                group: check.group,
+                resource: check.resource,
+              },
+            },
+          },
+        });
+        const status = result.status;
+        const reason = status?.reason || status?.evaluationError || undefined;
+        return { allowed: status?.allowed === true && status.denied !== true, ...(reason ? { reason } : {}) };
+      } catch (error) {
+        metrics?.apiErrors.inc({ verb: 'create', code: String(describeApiError(error).code) });
+        throw error;
+      }
+    },
+  };
+}
+
+export interface AccessCacheOptions {
+  ttlMs: number;
+  max?: number;
+  /** Monotonic milliseconds; injected by tests to expire entries without waiting. */
+  now?: () => number;
+}
+
+function cacheKey(check: AccessCheck): string {
+  const { subject } = check;
+  // Extra carries authentication scopes that can change the answer, so it is part of the key.
+  const extra = Object.entries(subject.extra ?? {}).sort(([a], [b]) => a.localeCompare(b));
+  return JSON.stringify([subject.username, subject.uid ?? '', [...subject.groups].sort(), extra, check.verb, check.group, check.resource, check.namespace]);
+}
+
+/**
+ * Remembers answers (both ways) for a short time and merges identical questions in flight, so a
+ * burst of admissions by one user costs one review per namespace and verb. Failures are not kept.
+ */
+export function cachedAccessReviewer(inner: AccessReviewer, options: AccessCacheOptions): AccessReviewer {
+  if (options.ttlMs <= 0) return inner;
+  const cache = new LRUCache<string, AccessAnswer, AccessCheck>({
+    max: options.max ?? 10_000,
+    ttl: options.ttlMs,
+    ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
+    fetchMethod: (_key, _stale, { context }) => inner.review(context),
+  });
+  return {
+    async review(check) {
+      const answer = await cache.fetch(cacheKey(check), { context: check });
+      if (answer === undefined) throw new Error('access review gave no answer');
+      return answer;
+    },
+  };
+}

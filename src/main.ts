@@ -1,0 +1,209 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { KubeConfig } from '@kubernetes/client-node';
+import { createAdmissionApp } from './admission/app.js';
+import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
+import { controllerSettings, loadConfig, type Config } from './config.js';
+import { systemClock, type Clock } from './domain/clock.js';
+import { compileSpecValidator } from './domain/schema.js';
+import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
+import { describeApiError } from './k8s/errors.js';
+import { loadCrdSchema } from './k8s/crd-schema.js';
+import { applyWebhookConfigurations, deleteWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
+import { createLogger, type Logger } from './log.js';
+import { createMetrics, type Metrics } from './metrics.js';
+import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
+import { serviceIdentity } from './tls/certificates.js';
+import { fileStore } from './tls/file-store.js';
+import { createCertificateManager, type CertificateManager } from './tls/manager.js';
+import { secretStore } from './tls/secret-store.js';
+
+export interface ServerDeps {
+  kubeConfig: KubeConfig;
+  log: Logger;
+  clock: Clock;
+  metrics: Metrics;
+  /** The reconciler; tests may pass another implementation of the same contract. */
+  createController?: (deps: ControllerDeps) => Controller;
+}
+
+export interface RunningServer {
+  port: number;
+  config: Config;
+  controller: Controller;
+  certificates: CertificateManager;
+  /** Readiness fails, in-flight requests finish, then everything stops (local mode also removes its webhooks). */
+  stop(): Promise<void>;
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const webhookNameList = (config: Config): string[] => [config.webhookNames.distributions, config.webhookNames.namespaces];
+
+/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
+function trustPublisher(config: Config, kubeConfig: KubeConfig, port: () => number): (trust: string) => Promise<boolean> {
+  if (config.mode === 'cluster') {
+    return async (trust) => (await patchCaBundle(kubeConfig, webhookNameList(config), trust)).length > 0;
+  }
+  let applied: string | undefined;
+  return async (trust) => {
+    if (trust === applied) return false;
+    const configurations = webhookConfigurations({
+      names: config.webhookNames,
+      ownNamespace: config.namespace,
+      clientConfig: (path) => ({ url: `https://127.0.0.1:${port()}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
+    });
+    await applyWebhookConfigurations(kubeConfig, configurations);
+    applied = trust;
+    return true;
+  };
+}
+
+/** Composes and starts the whole product; resolves once it serves and its caches are synced. */
+export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
+  const { kubeConfig, log, clock, metrics } = deps;
+  const controller = (deps.createController ?? createController)({
+    kubeConfig,
+    log: log.child({ component: 'controller' }),
+    clock,
+    metrics,
+    settings: controllerSettings(config),
+  });
+  let https: HttpsServer | undefined;
+  let shuttingDown = false;
+
+  const certificates = createCertificateManager({
+    store: config.mode === 'cluster' ? secretStore(kubeConfig, config.namespace, config.tlsSecret) : fileStore(config.certDir),
+    identity: serviceIdentity(config.serviceName, config.namespace, config.mode === 'local'),
+    policy: config.tls,
+    checkIntervalMs: config.tls.checkIntervalMs,
+    clock,
+    log: log.child({ component: 'tls' }),
+    metrics,
+    serve: (certificate) => https?.setCertificate(certificate),
+    publishTrust: trustPublisher(config, kubeConfig, () => https?.port ?? config.port),
+  });
+
+  const app = createAdmissionApp({
+    log: log.child({ component: 'admission' }),
+    metrics,
+    schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
+    accessReviewer: cachedAccessReviewer(createAccessReviewer(kubeConfig, metrics), { ttlMs: config.sarCacheTtlMs }),
+    namespaceExists: (name) => controller.namespaceExists(name),
+    onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
+    forbiddenNamespaces: config.forbiddenNamespaces,
+    bodyLimitBytes: config.bodyLimitBytes,
+    readiness: () => ({
+      certificates: https !== undefined && certificates.current() !== undefined,
+      caches: controller.synced(),
+      serving: !shuttingDown,
+    }),
+  });
+
+  let stopping: Promise<void> | undefined;
+  const shutdown = async (): Promise<void> => {
+    shuttingDown = true;
+    log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+    certificates.stop();
+    if (config.mode === 'local') {
+      await deleteWebhookConfigurations(kubeConfig, webhookNameList(config)).catch((error: unknown) =>
+        log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'),
+      );
+    }
+    // Readiness already fails: give load balancers time to stop sending before closing.
+    await sleep(config.shutdownDelayMs);
+    await https?.close(config.shutdownTimeoutMs);
+    await controller.stop();
+    log.info({}, 'stopped');
+  };
+  const stop = (): Promise<void> => (stopping ??= shutdown());
+
+  try {
+    const initial = await certificates.ensure();
+    https = await startHttpsServer({ fetch: app.fetch, port: config.port, host: config.host, certificate: initial.serving, log });
+    await certificates.refresh().catch((error: unknown) => {
+      // Local mode registers the webhooks here: without them there is nothing to run.
+      if (config.mode === 'local') throw error;
+      // In a cluster the webhook configurations may not be installed yet: the periodic refresh retries.
+      log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
+    });
+    certificates.start();
+    await controller.start();
+  } catch (error) {
+    await stop().catch(() => undefined);
+    throw error;
+  }
+  return { port: https.port, config, controller, certificates, stop };
+}
+
+export interface LocalServerOptions {
+  kubeConfig: KubeConfig;
+  log?: Logger;
+  clock?: Clock;
+  metrics?: Metrics;
+  /** Environment-style settings (RD_*) read as in `main`; local mode is forced. */
+  env?: Readonly<Record<string, string | undefined>>;
+  /** Where the certificates are kept; default: a new temporary directory. */
+  certDir?: string;
+  /** Typed settings applied last (e.g. short certificate lifetimes in tests). */
+  overrides?: Partial<Config>;
+  createController?: (deps: ControllerDeps) => Controller;
+}
+
+/**
+ * The whole product in local mode against any cluster (dev, e2e, benchmarks): a free port on
+ * 127.0.0.1 unless told otherwise, webhooks registered by URL and removed again by `stop()`.
+ */
+export async function startLocalServer(options: LocalServerOptions): Promise<RunningServer> {
+  const fromEnv = loadConfig({ RD_PORT: '0', RD_LOG_LEVEL: 'warn', ...options.env, RD_MODE: 'local' });
+  const certDir = options.certDir ?? (await mkdtemp(join(tmpdir(), 'resource-distributor-certs-')));
+  const config: Config = { ...fromEnv, ...options.overrides, certDir, mode: 'local' };
+  return startServer(config, {
+    kubeConfig: options.kubeConfig,
+    log: options.log ?? createLogger({ level: config.logLevel }),
+    clock: options.clock ?? systemClock,
+    metrics: options.metrics ?? createMetrics(),
+    ...(options.createController ? { createController: options.createController } : {}),
+  });
+}
+
+function loadKubeConfig(config: Config): KubeConfig {
+  const kubeConfig = new KubeConfig();
+  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
+  else if (config.mode === 'cluster') kubeConfig.loadFromCluster();
+  else kubeConfig.loadFromDefault();
+  return kubeConfig;
+}
+
+export async function main(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger({ level: config.logLevel });
+  const server = await startServer(config, {
+    kubeConfig: loadKubeConfig(config),
+    log,
+    clock: systemClock,
+    metrics: createMetrics({ defaultMetrics: true }),
+  });
+  let signals = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (++signals > 1) process.exit(1);
+    log.info({ signal }, 'signal received');
+    server.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        log.error({ err: error }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  main().catch((error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,334 @@
+// The admission webhooks as the API server calls them: the whole product in local mode (webhooks
+// registered by URL) against the shared control plane.
+import { request as httpsRequest } from 'node:https';
+import { connect } from 'node:tls';
+import { performance } from 'node:perf_hooks';
+import {
+  AdmissionregistrationV1Api,
+  CoreV1Api,
+  CustomObjectsApi,
+  KubeConfig,
+  RbacAuthorizationV1Api,
+} from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../src/domain/types.js';
+import { describeApiError } from '../../src/k8s/errors.js';
+import { startLocalServer, type RunningServer } from '../../src/main.js';
+import { createMetrics } from '../../src/metrics.js';
+import { createController, type Controller, type ControllerDeps, type RunningController } from '../../src/reconcile/controller.js';
+import { certificateInfo } from '../../src/tls/certificates.js';
+import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+
+const SECOND = 1000;
+const DAY = 86_400_000;
+
+const kc = loadKubeConfig();
+const core = kc.makeApiClient(CoreV1Api);
+const custom = kc.makeApiClient(CustomObjectsApi);
+const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+const webhooks = kc.makeApiClient(AdmissionregistrationV1Api);
+const metrics = createMetrics();
+const webhookNames = { distributions: uniqueName('e2e-admission-distributions'), namespaces: uniqueName('e2e-admission-namespaces') };
+const admitted: string[] = [];
+const created = { distributions: [] as string[], namespaces: [] as string[], clusterRoleBindings: [] as string[] };
+let server: RunningServer;
+let controller: RunningController;
+
+/** The real controller, recording which namespaces the webhook handed to it. */
+function recordingController(deps: ControllerDeps): Controller {
+  controller = createController(deps);
+  return {
+    start: () => controller.start(),
+    stop: () => controller.stop(),
+    synced: () => controller.synced(),
+    isLeader: () => controller.isLeader(),
+    namespaceExists: (name) => controller.namespaceExists(name),
+    namespaceAdmitted: (ns) => {
+      admitted.push(ns.name);
+      controller.namespaceAdmitted(ns);
+    },
+  };
+}
+
+function distribution(name: string, resource: object, targets: object): object {
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { resource, targets } };
+}
+
+const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { color: 'blue' } });
+const secret = (name: string): object => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: { token: Buffer.from('t0k3n').toString('base64') } });
+
+async function createDistribution(body: object, client: CustomObjectsApi = custom, dryRun?: 'All'): Promise<unknown> {
+  const result: unknown = await client.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body, ...(dryRun ? { dryRun } : {}) });
+  const name = (body as { metadata: { name: string } }).metadata.name;
+  if (!dryRun) created.distributions.push(name);
+  return result;
+}
+
+/** The API error of a call expected to fail: HTTP code and the message the client sees. */
+async function rejection(call: Promise<unknown>): Promise<{ code: number; message: string }> {
+  try {
+    await call;
+  } catch (error) {
+    const { code, message } = describeApiError(error);
+    return { code, message };
+  }
+  throw new Error('the request was admitted');
+}
+
+async function createNamespace(name: string, labels: Record<string, string> = {}): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name, labels } } });
+  created.namespaces.push(name);
+}
+
+function impersonating(user: string): KubeConfig {
+  const impersonated = new KubeConfig();
+  const admin = kc.getCurrentUser();
+  if (!admin) throw new Error('the admin kubeconfig has no user');
+  impersonated.loadFromOptions({
+    clusters: kc.clusters,
+    contexts: kc.contexts,
+    currentContext: kc.currentContext,
+    users: kc.users.map((u) => (u.name === admin.name ? { ...u, impersonateUser: user } : u)),
+  });
+  return impersonated;
+}
+
+/** GET over HTTPS trusting only `ca` (status code only). */
+function fetchWithCa(url: string, ca: string): Promise<{ status: number }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { ca, agent: false }, (res) => {
+      res.resume();
+      resolve({ status: res.statusCode ?? 0 });
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function presentedCertificate(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca }, () => {
+      const fingerprint = socket.getPeerCertificate().fingerprint256;
+      socket.end();
+      resolve(fingerprint);
+    });
+    socket.on('error', reject);
+  });
+}
+
+async function caBundle(): Promise<string> {
+  const config = await webhooks.readValidatingWebhookConfiguration({ name: webhookNames.distributions });
+  return Buffer.from(config.webhooks?.[0]?.clientConfig.caBundle ?? '', 'base64').toString('utf8');
+}
+
+async function namespaceReviews(): Promise<number> {
+  const metric = await metrics.admissionRequests.get();
+  return metric.values.filter((v) => v.labels.webhook === 'namespaces').reduce((sum, v) => sum + v.value, 0);
+}
+
+const invalid = (name: string): object =>
+  distribution(name, { ...configMap('settings'), kind: 'Pod' }, { includedNamespaces: { list: [{ name: 'a' }] }, excludedNamespaces: { list: [{ name: 'a' }] } });
+
+beforeAll(async () => {
+  server = await startLocalServer({
+    kubeConfig: kc,
+    metrics,
+    createController: recordingController,
+    overrides: {
+      webhookNames,
+      sarCacheTtlMs: 2 * SECOND,
+      shutdownDelayMs: SECOND,
+      // A serving certificate that lives 30 s and is renewed after 10 s: rotation happens
+      // several times while this file runs, checked every second.
+      tls: { caValidityMs: 365 * DAY, caRenewBeforeMs: 100 * DAY, certValidityMs: 30 * SECOND, certRenewBeforeMs: 20 * SECOND, checkIntervalMs: SECOND },
+    },
+  });
+  // A new webhook configuration takes effect after a moment: wait until both are called.
+  await waitFor(
+    async () => {
+      const denied = await rejection(createDistribution(invalid(uniqueName('marker')), custom, 'All')).catch(() => undefined);
+      return denied?.message.includes('denied the request') ? true : undefined;
+    },
+    { what: 'the distribution webhook to be called', timeoutMs: 30 * SECOND },
+  );
+  await waitFor(
+    async () => {
+      const before = await namespaceReviews();
+      await core.createNamespace({ body: { metadata: { name: uniqueName('marker') } }, dryRun: 'All' });
+      return (await namespaceReviews()) > before ? true : undefined;
+    },
+    { what: 'the namespace webhook to be called', timeoutMs: 30 * SECOND },
+  );
+});
+
+afterAll(async () => {
+  await server?.stop();
+  for (const name of created.distributions) {
+    await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }).catch(() => undefined);
+  }
+  for (const name of created.clusterRoleBindings) await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+  await rbac.deleteClusterRole({ name: 'e2e-admission-distribution-author' }).catch(() => undefined);
+  for (const name of created.namespaces) await core.deleteNamespace({ name }).catch(() => undefined);
+});
+
+describe('distribution admission', () => {
+  it('rejects an invalid distribution, and the client reads every problem', async () => {
+    const { code, message } = await rejection(createDistribution(invalid(uniqueName('invalid'))));
+    expect(code).toBe(422);
+    expect(message).toContain('admission webhook "resourcedistributions.resource-distributor.io" denied the request');
+    expect(message).toContain('spec.resource.kind: "Pod" is not supported: use Secret or ConfigMap');
+    expect(message).toContain('"a" is both included and excluded');
+  });
+
+  it('stores a valid distribution', async () => {
+    const name = uniqueName('valid');
+    await createDistribution(distribution(name, configMap('valid-settings'), { includedNamespaces: { list: [{ name: 'default' }] } }));
+    const stored = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name })) as { spec: { resource: { kind: string } } };
+    expect(stored.spec.resource.kind).toBe('ConfigMap');
+  });
+});
+
+describe('namespace admission', () => {
+  it('writes every copy into a new matching namespace at once', async () => {
+    const label = uniqueName('team');
+    const selector = { namespaceLabelSelector: { matchLabels: { 'e2e-admission/team': label } } };
+    const names = { secret: uniqueName('gen-secret'), configMap: uniqueName('gen-config') };
+    await createDistribution(distribution(names.secret, secret('registry-token'), selector));
+    await createDistribution(distribution(names.configMap, configMap('team-settings'), selector));
+    // Both distributions must be in the controller's cache before the namespace appears.
+    await waitFor(() => Promise.resolve(Object.values(names).every((n) => controller.caches.distributions.keys().includes(n)) ? true : undefined), {
+      what: 'the distributions in the cache',
+    });
+
+    const ns = uniqueName('generated');
+    const started = performance.now();
+    await createNamespace(ns, { 'e2e-admission/team': label });
+    await waitFor(
+      async () => {
+        const [s, c] = await Promise.all([
+          core.readNamespacedSecret({ name: 'registry-token', namespace: ns }).catch(() => undefined),
+          core.readNamespacedConfigMap({ name: 'team-settings', namespace: ns }).catch(() => undefined),
+        ]);
+        return s && c ? true : undefined;
+      },
+      { what: 'both copies in the new namespace', intervalMs: 10, timeoutMs: 30 * SECOND },
+    );
+    const elapsedMs = performance.now() - started;
+    console.log(`namespace create -> all copies present: ${elapsedMs.toFixed(0)} ms`);
+    expect(admitted).toContain(ns);
+  });
+
+  it('does nothing for a dry-run namespace creation', async () => {
+    const ns = uniqueName('dry-run');
+    const before = await namespaceReviews();
+    await core.createNamespace({ body: { metadata: { name: ns } }, dryRun: 'All' });
+    expect(await namespaceReviews()).toBeGreaterThan(before);
+    expect(admitted).not.toContain(ns);
+    const exists = await core.readNamespace({ name: ns }).then(
+      () => true,
+      () => false,
+    );
+    expect(exists).toBe(false);
+  });
+});
+
+describe('authorization of the author', () => {
+  it('denies a user who may not write Secrets in a target namespace, and allows one who may', async () => {
+    const user = uniqueName('alice');
+    const [allowedNs, forbiddenNs] = [uniqueName('alice-ok'), uniqueName('alice-no')];
+    await createNamespace(allowedNs);
+    await createNamespace(forbiddenNs);
+
+    // Alice may create distributions at all (RBAC, before admission) ...
+    await rbac
+      .createClusterRole({
+        body: {
+          metadata: { name: 'e2e-admission-distribution-author' },
+          rules: [{ apiGroups: [GROUP], resources: [PLURAL], verbs: ['create', 'get'] }],
+        },
+      })
+      .catch((error: unknown) => {
+        if (describeApiError(error).code !== 409) throw error;
+      });
+    const binding = uniqueName('e2e-admission-author');
+    await rbac.createClusterRoleBinding({
+      body: {
+        metadata: { name: binding },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'e2e-admission-distribution-author' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    });
+    created.clusterRoleBindings.push(binding);
+    // ... and may write Secrets in one namespace only.
+    await rbac.createNamespacedRole({
+      namespace: allowedNs,
+      body: { metadata: { name: 'secret-writer' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update'] }] },
+    });
+    await rbac.createNamespacedRoleBinding({
+      namespace: allowedNs,
+      body: {
+        metadata: { name: 'alice-secret-writer' },
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'secret-writer' },
+        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+      },
+    });
+
+    const asAlice = impersonating(user).makeApiClient(CustomObjectsApi);
+    const both = distribution(uniqueName('alice-both'), secret('alice-token'), { includedNamespaces: { list: [{ name: allowedNs }, { name: forbiddenNs }] } });
+    const { code, message } = await rejection(createDistribution(both, asAlice));
+    expect(code).toBe(403);
+    expect(message).toContain(`spec.targets: user "${user}" may not create, update secrets in namespace "${forbiddenNs}"`);
+    expect(message).not.toContain(`namespace "${allowedNs}"`);
+
+    const everywhere = distribution(uniqueName('alice-all'), secret('alice-token'), { allNamespaces: true });
+    expect((await rejection(createDistribution(everywhere, asAlice))).message).toContain('in every namespace');
+
+    // RBAC changes reach the authorizer's cache within a moment: retry until allowed.
+    const mine = distribution(uniqueName('alice-mine'), secret('alice-token'), { includedNamespaces: { list: [{ name: allowedNs }] } });
+    await waitFor(() => createDistribution(mine, asAlice).then(() => true), { what: 'the distribution of an authorized user', timeoutMs: 20 * SECOND });
+  });
+});
+
+describe('certificate rotation', () => {
+  it('serves a new certificate without a restart, and admission keeps working', async () => {
+    const trust = await caBundle();
+    const first = await presentedCertificate(server.port, trust);
+    const firstInfo = certificateInfo(server.certificates.current()!.serving.cert);
+    expect(firstInfo.fingerprint).toBe(first);
+
+    const second = await waitFor(
+      async () => {
+        const now = await presentedCertificate(server.port, trust);
+        return now !== first ? now : undefined;
+      },
+      { what: 'a rotated serving certificate', timeoutMs: 60 * SECOND, intervalMs: 500 },
+    );
+    expect(certificateInfo(server.certificates.current()!.serving.cert).fingerprint).toBe(second);
+
+    // The API server still reaches us (over new connections too) and gets our answers.
+    const { message } = await rejection(createDistribution(invalid(uniqueName('after-rotation'))));
+    expect(message).toContain('denied the request');
+    const valid = uniqueName('after-rotation-valid');
+    await createDistribution(distribution(valid, configMap('rotated'), { includedNamespaces: { list: [{ name: 'default' }] } }));
+  });
+});
+
+describe('shutdown', () => {
+  it('fails readiness first, then stops serving and removes its webhooks', async () => {
+    const trust = await caBundle();
+    const readyz = async (): Promise<number> => {
+      const res = await fetchWithCa(`https://127.0.0.1:${server.port}/readyz`, trust);
+      return res.status;
+    };
+    expect(await readyz()).toBe(200);
+    const stopping = server.stop();
+    expect(await readyz()).toBe(503);
+    await stopping;
+    await expect(readyz()).rejects.toThrow();
+    const gone = await webhooks.readValidatingWebhookConfiguration({ name: webhookNames.distributions }).then(
+      () => false,
+      (error: unknown) => describeApiError(error).code === 404,
+    );
+    expect(gone).toBe(true);
+  });
+});

@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { parseByteSize, parseDuration } from '../../../src/config-values.js';
+import { ConfigError, controllerSettings, loadConfig } from '../../../src/config.js';
+
+describe('loadConfig', () => {
+  it('has defaults for a cluster install', () => {
+    const config = loadConfig({ POD_NAME: 'rd-0' });
+    expect(config).toMatchObject({
+      mode: 'cluster',
+      port: 9443,
+      host: '0.0.0.0',
+      namespace: 'resource-distributor',
+      webhookNames: { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' },
+      leaderElection: true,
+      bodyLimitBytes: 3 * 1024 * 1024,
+      sarCacheTtlMs: 10_000,
+      sweepIntervalMs: 300_000,
+      podName: 'rd-0',
+      tls: { caValidityMs: 1825 * 86_400_000, certValidityMs: 90 * 86_400_000, certRenewBeforeMs: 30 * 86_400_000 },
+    });
+  });
+
+  it('defaults differently in local mode', () => {
+    expect(loadConfig({ RD_MODE: 'local' })).toMatchObject({ host: '127.0.0.1', leaderElection: false, shutdownDelayMs: 0 });
+  });
+
+  it('reads every kind of value', () => {
+    const config = loadConfig({
+      RD_PORT: '8443',
+      RD_SWEEP_INTERVAL: '1m30s',
+      RD_BODY_LIMIT: '512Ki',
+      RD_FORBIDDEN_NAMESPACES: 'secure, vault',
+      RD_LEADER_ELECTION: 'false',
+      RD_WEBHOOK_NAMES: 'a-distributions,a-namespaces',
+    });
+    expect(config).toMatchObject({
+      port: 8443,
+      sweepIntervalMs: 90_000,
+      bodyLimitBytes: 524_288,
+      forbiddenNamespaces: ['secure', 'vault'],
+      leaderElection: false,
+      webhookNames: { distributions: 'a-distributions', namespaces: 'a-namespaces' },
+    });
+  });
+
+  it('names every bad setting at once', () => {
+    const attempt = (): unknown =>
+      loadConfig({ RD_MODE: 'remote', RD_PORT: 'https', RD_SWEEP_INTERVAL: '300', RD_CONCURRENCY: '0', RD_WEBHOOK_NAMES: 'only-one', RD_FORBIDDEN_NAMESPACES: 'Bad_Name' });
+    expect(attempt).toThrow(ConfigError);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as ConfigError).problems).toEqual([
+        'RD_MODE=remote: must be one of cluster, local',
+        'RD_PORT=https: must be an integer from 0 to 65535',
+        'RD_WEBHOOK_NAMES: must be two names, "<distributions>,<namespaces>"',
+        'RD_SWEEP_INTERVAL=300: must be a duration such as 500ms, 10s, 5m, 1h or 90d (at least 1000)',
+        'RD_CONCURRENCY=0: must be an integer from 1 to 256',
+        'RD_FORBIDDEN_NAMESPACES: Bad_Name is not a DNS label',
+      ]);
+    }
+  });
+
+  it('rejects certificate lifetimes that do not fit together', () => {
+    expect(() => loadConfig({ RD_CERT_VALIDITY: '10d', RD_CERT_RENEW_BEFORE: '20d' })).toThrow('RD_CERT_RENEW_BEFORE: must be shorter than RD_CERT_VALIDITY');
+  });
+
+  it('maps into the reconciler settings', () => {
+    const config = loadConfig({ POD_NAME: 'rd-1', RD_NAMESPACE: 'ops', RD_CONCURRENCY: '8' });
+    expect(controllerSettings(config)).toEqual({
+      sweepIntervalMs: 300_000,
+      concurrency: 8,
+      applyParallelism: 16,
+      forbiddenNamespaces: [],
+      leaderElection: {
+        enabled: true,
+        leaseName: 'resource-distributor',
+        leaseNamespace: 'ops',
+        identity: 'rd-1',
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+      },
+    });
+  });
+});
+
+describe('value syntaxes', () => {
+  it.each([
+    ['500ms', 500],
+    ['10s', 10_000],
+    ['5m', 300_000],
+    ['1h30m', 5_400_000],
+    ['90d', 7_776_000_000],
+    ['1.5s', 1500],
+    ['0', 0],
+    ['10', undefined],
+    ['ten seconds', undefined],
+  ])('duration %s', (text, ms) => {
+    expect(parseDuration(text)).toBe(ms);
+  });
+
+  it.each([
+    ['1048576', 1_048_576],
+    ['3Mi', 3_145_728],
+    ['512Ki', 524_288],
+    ['1M', 1_000_000],
+    ['3MB', undefined],
+  ])('size %s', (text, bytes) => {
+    expect(parseByteSize(text)).toBe(bytes);
+  });
+});

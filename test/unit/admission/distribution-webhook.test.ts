@@ -1,0 +1,142 @@
+import { describe, expect, it } from 'vitest';
+import { distribution } from '../builders.js';
+import { admit, review, testApp } from './review-builder.js';
+
+describe('distribution webhook: domain rules', () => {
+  it.each([
+    {
+      name: 'an unsupported kind',
+      rd: distribution('bad-kind').configMap('settings', { a: 'b' }).field('kind', 'Pod').included('team-a').build(),
+      line: 'spec.resource.kind: "Pod" is not supported: use Secret or ConfigMap',
+    },
+    {
+      name: 'a namespace both included and excluded',
+      rd: distribution('both').configMap('settings', { a: 'b' }).included('team-a').excluded('team-a').build(),
+      line: 'spec.targets.includedNamespaces.list[0].name: "team-a" is both included and excluded: remove it from one of the lists',
+    },
+    {
+      name: 'a forbidden Secret type',
+      rd: distribution('token').secret('token', { token: 'x' }, 'kubernetes.io/service-account-token').included('team-a').build(),
+      line: 'spec.resource.type: Secrets of type "kubernetes.io/service-account-token" are never distributed',
+    },
+    {
+      name: 'an invalid namespace name',
+      rd: distribution('bad-ns').configMap('settings', { a: 'b' }).included('Team_A').build(),
+      line: 'spec.targets.includedNamespaces.list[0].name: "Team_A" is not a valid namespace name',
+    },
+  ])('denies $name with a line naming the field', async ({ rd, line }) => {
+    const { app, reviewer } = testApp();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    expect(response.allowed).toBe(false);
+    expect(response.status).toMatchObject({ code: 422, reason: 'Invalid' });
+    expect(response.status?.message.split('\n')).toContainEqual(expect.stringContaining(line));
+    expect(reviewer.checks).toEqual([]);
+  });
+
+  it('reports every problem at once, one line each', async () => {
+    const { app } = testApp();
+    const rd = distribution('many').configMap('settings', { a: 'b' }).field('apiVersion', 'v2').included('x_y').writePolicy('sometimes' as 'ignore').build();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    const lines = response.status?.message.split('\n') ?? [];
+    expect(lines.length).toBeGreaterThanOrEqual(3);
+    expect(lines.every((line) => /^[\w.[\]"-]+: /.test(line))).toBe(true);
+  });
+
+  it('denies a change of the template kind on UPDATE', async () => {
+    const { app } = testApp();
+    const old = distribution('immutable').configMap('settings', { a: 'b' }).included('team-a').build();
+    const changed = distribution('immutable').secret('settings', { a: 'b' }).included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(changed).operation('UPDATE').oldObject(old));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toContain('spec.resource.kind: is immutable');
+  });
+
+  it('allows a valid distribution and passes on the domain warnings', async () => {
+    const { app } = testApp();
+    const rd = distribution('warned').configMap('settings', { a: 'b' }).included('team-a', 'missing-ns', 'kube-system').build();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    expect(response.allowed).toBe(true);
+    expect(response.status).toBeUndefined();
+    expect(response.warnings).toEqual([
+      'namespace "kube-system" is never a target and is ignored',
+      'namespace "missing-ns" does not exist yet: copied when it appears',
+    ]);
+  });
+
+  it('never blocks DELETE, even of an invalid object, and asks nobody', async () => {
+    const { app, reviewer } = testApp();
+    const rd = distribution('going').configMap('settings').field('kind', 'Pod').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).operation('DELETE').user('nobody'));
+    expect(response).toEqual({ uid: expect.any(String), allowed: true });
+    expect(reviewer.checks).toEqual([]);
+  });
+
+  it('does not block the update that removes the finalizers of a distribution being deleted', async () => {
+    const { app } = testApp();
+    const rd = distribution('old-invalid').configMap('settings').field('kind', 'Pod').build();
+    rd.metadata.deletionTimestamp = '2024-05-01T10:00:00Z';
+    const response = await admit(app, 'distributions', review().distribution(rd).operation('UPDATE').oldObject(rd).user('nobody'));
+    expect(response.allowed).toBe(true);
+  });
+});
+
+describe('distribution webhook: the author must be allowed to write every copy', () => {
+  it('denies with one line per namespace where the user may not write, code 403', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('alice', ['create', 'update'], 'secrets', 'team-a').grant('alice', ['create'], 'secrets', 'team-b');
+    const rd = distribution('creds').secret('creds', { token: 't' }).included('team-a', 'team-b', 'team-c').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('alice', ['devs']));
+    expect(response.allowed).toBe(false);
+    expect(response.status).toEqual({
+      code: 403,
+      reason: 'Forbidden',
+      message: [
+        'spec.targets: user "alice" may not update secrets in namespace "team-b"',
+        'spec.targets: user "alice" may not create, update secrets in namespace "team-c"',
+      ].join('\n'),
+    });
+    expect(reviewer.checks).toHaveLength(6);
+    expect(reviewer.checks[0]).toEqual({
+      subject: { username: 'alice', groups: ['devs'] },
+      verb: 'create',
+      group: '',
+      resource: 'secrets',
+      namespace: 'team-a',
+    });
+  });
+
+  it('skips namespaces that are never targeted', async () => {
+    const { app, reviewer } = testApp({ forbiddenNamespaces: ['locked'] });
+    reviewer.grant('bob', ['create', 'update'], 'configmaps', 'team-a');
+    const rd = distribution('cfg').configMap('cfg', { a: 'b' }).included('team-a', 'locked', 'kube-system').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('bob'));
+    expect(response.allowed).toBe(true);
+    expect(new Set(reviewer.checks.map((c) => c.namespace))).toEqual(new Set(['team-a']));
+  });
+
+  it.each([
+    { targets: 'allNamespaces', build: () => distribution('all').secret('s', { k: 'v' }).allNamespaces().build() },
+    { targets: 'a label selector', build: () => distribution('sel').secret('s', { k: 'v' }).matchLabels({ env: 'prod' }).build() },
+  ])('checks cluster-wide for $targets', async ({ build }) => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('carol', ['create', 'update'], 'secrets', 'team-a');
+    const response = await admit(app, 'distributions', review().distribution(build()).user('carol'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe(
+      'spec.targets: user "carol" may not create, update secrets in every namespace (required by allNamespaces or namespaceLabelSelector)',
+    );
+    expect(reviewer.checks.map((c) => c.namespace)).toEqual(['', '']);
+  });
+
+  it('answers errored (HTTP 200, code 500, uid echoed) when the authorization check fails', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.failWith = new Error('connect ECONNREFUSED');
+    const builder = review().distribution(distribution('x').configMap('c', { a: 'b' }).included('team-a').build());
+    const response = await admit(app, 'distributions', builder);
+    expect(response).toEqual({
+      uid: builder.requestUid,
+      allowed: false,
+      status: { code: 500, reason: 'InternalError', message: 'internal error while reviewing the request' },
+    });
+  });
+});

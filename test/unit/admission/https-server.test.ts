@@ -1,0 +1,70 @@
+import { connect } from 'node:tls';
+import { Hono } from 'hono';
+import request from 'supertest';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startHttpsServer, type HttpsServer } from '../../../src/admission/https-server.js';
+import { createLogger } from '../../../src/log.js';
+import { certificateInfo, generateCa, generateServing, serviceIdentity, type KeyPair } from '../../../src/tls/certificates.js';
+import { testApp } from './review-builder.js';
+
+const DAY = 86_400_000;
+const log = createLogger({ level: 'silent' });
+const identity = serviceIdentity('resource-distributor', 'resource-distributor', true);
+
+async function issue(): Promise<{ ca: KeyPair; serving: KeyPair }> {
+  const now = new Date();
+  const ca = await generateCa(now, 10 * DAY);
+  return { ca, serving: await generateServing(ca, identity, now, DAY) };
+}
+
+function presentedFingerprint(port: number, ca: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' }, () => {
+      const fingerprint = socket.getPeerCertificate().fingerprint256;
+      socket.end();
+      resolve(fingerprint);
+    });
+    socket.on('error', reject);
+  });
+}
+
+let server: HttpsServer | undefined;
+afterEach(async () => {
+  await server?.close(1000);
+  server = undefined;
+});
+
+describe('HTTPS listener', () => {
+  it('serves the app over TLS and swaps certificates without a restart', async () => {
+    const first = await issue();
+    const { app } = testApp();
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: first.serving, log });
+    const url = `https://127.0.0.1:${server.port}`;
+
+    await request(url).get('/healthz').ca(first.ca.cert).expect(200, 'ok');
+    expect(await presentedFingerprint(server.port, first.ca.cert)).toBe(certificateInfo(first.serving.cert).fingerprint);
+
+    const second = await issue();
+    server.setCertificate(second.serving);
+    await request(url).get('/healthz').ca(second.ca.cert).expect(200, 'ok');
+    expect(await presentedFingerprint(server.port, second.ca.cert)).toBe(certificateInfo(second.serving.cert).fingerprint);
+    await expect(request(url).get('/healthz').ca(first.ca.cert)).rejects.toThrow();
+  });
+
+  it('lets an in-flight request finish when closing', async () => {
+    const { ca, serving } = await issue();
+    const app = new Hono();
+    app.get('/slow', async (c) => {
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      return c.text('done');
+    });
+    const started = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log });
+    const inFlight = request(`https://127.0.0.1:${started.port}`).get('/slow').ca(ca.cert);
+    const response = inFlight.then((res) => res.text);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const closed = started.close(5000);
+    expect(await response).toBe('done');
+    await closed;
+    await expect(request(`https://127.0.0.1:${started.port}`).get('/slow').ca(ca.cert)).rejects.toThrow();
+  });
+});

@@ -1,0 +1,113 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { webhookConfigurations } from '../../../src/k8s/webhook-config.js';
+
+const DIR = 'webhook-config';
+
+interface Manifest {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+function yamlFiles(dir: string): string[] {
+  return readdirSync(join(DIR, dir), { withFileTypes: true }).flatMap((entry) => {
+    const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return yamlFiles(path);
+    return /\.ya?ml$/.test(entry.name) && entry.name !== 'kustomization.yaml' ? [path] : [];
+  });
+}
+
+function load(path: string): Manifest[] {
+  return parseAllDocuments(readFileSync(join(DIR, path), 'utf8')).map((doc) => {
+    expect(doc.errors, path).toEqual([]);
+    return doc.toJS() as Manifest;
+  });
+}
+
+interface Container {
+  securityContext: unknown;
+  readinessProbe: { httpGet: unknown };
+  livenessProbe: { httpGet: unknown };
+  resources: { requests?: unknown; limits?: unknown };
+  env: { name: string; value?: string; valueFrom?: unknown }[];
+}
+
+const files = yamlFiles('');
+const manifests = files.flatMap(load);
+const byKind = (kind: string): Manifest[] => manifests.filter((m) => m.kind === kind);
+const one = (kind: string): Manifest => {
+  const found = byKind(kind);
+  expect(found, kind).toHaveLength(1);
+  return found[0]!;
+};
+
+describe('webhook-config/', () => {
+  it('lists every manifest in kustomization.yaml, and nothing else', () => {
+    const kustomization = load('kustomization.yaml')[0] as unknown as { resources: string[] };
+    expect([...kustomization.resources].sort()).toEqual([...files].sort());
+  });
+
+  it('gives every manifest a kind, an apiVersion and a name; namespaced ones live in our namespace', () => {
+    const clusterScoped = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'CustomResourceDefinition'];
+    for (const m of manifests) {
+      expect(m.apiVersion, JSON.stringify(m.metadata)).toBeTruthy();
+      expect(m.metadata.name).toMatch(/^[a-z0-9][-a-z0-9.]*$/);
+      if (!clusterScoped.includes(m.kind)) expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe('resource-distributor');
+    }
+  });
+
+  it('runs two hardened replicas probed over HTTPS', () => {
+    const deployment = one('Deployment') as unknown as {
+      spec: { replicas: number; template: { spec: { serviceAccountName: string; securityContext: Record<string, unknown>; containers: Container[] } } };
+    };
+    expect(deployment.spec.replicas).toBe(2);
+    const pod = deployment.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('resource-distributor');
+    expect(pod.securityContext).toMatchObject({ runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } });
+    const container = pod.containers[0]!;
+    expect(container.securityContext).toMatchObject({ readOnlyRootFilesystem: true, allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } });
+    expect(container.readinessProbe.httpGet).toMatchObject({ path: '/readyz', scheme: 'HTTPS' });
+    expect(container.livenessProbe.httpGet).toMatchObject({ path: '/healthz', scheme: 'HTTPS' });
+    expect(container.resources.requests).toBeDefined();
+    expect(container.resources.limits).toBeDefined();
+    const env = Object.fromEntries(container.env.map((e) => [e.name, e.value ?? e.valueFrom]));
+    expect(env.POD_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
+    expect(env.RD_MODE).toBe('cluster');
+    expect(one('PodDisruptionBudget')).toMatchObject({ spec: { minAvailable: 1 } });
+  });
+
+  it('grants webhook configuration access only to our two, by name', () => {
+    const role = one('ClusterRole') as unknown as { rules: { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] }[] };
+    const webhookRule = role.rules.find((r) => r.resources.includes('validatingwebhookconfigurations'));
+    expect(webhookRule?.resourceNames?.sort()).toEqual(byKind('ValidatingWebhookConfiguration').map((w) => w.metadata.name).sort());
+    expect(role.rules.flatMap((r) => r.verbs)).not.toContain('*');
+    expect(role.rules.flatMap((r) => r.resources)).not.toContain('*');
+  });
+
+  it('declares the same webhooks as the code registers in local mode (apart from how they are reached)', () => {
+    const fromCode = webhookConfigurations({
+      names: { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' },
+      ownNamespace: 'resource-distributor',
+      clientConfig: () => ({}),
+    });
+    const strip = (m: unknown): unknown => {
+      const copy = structuredClone(m) as { webhooks: { clientConfig: unknown }[] };
+      for (const w of copy.webhooks) w.clientConfig = {};
+      return copy;
+    };
+    const fromYaml = byKind('ValidatingWebhookConfiguration').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    expect(fromYaml.map(strip)).toEqual(fromCode.map(strip));
+  });
+
+  it('points the webhooks at our Service', () => {
+    for (const config of byKind('ValidatingWebhookConfiguration') as unknown as { webhooks: { clientConfig: { service: Record<string, unknown> } }[] }[]) {
+      for (const webhook of config.webhooks) {
+        expect(webhook.clientConfig.service).toMatchObject({ name: 'resource-distributor', namespace: 'resource-distributor', port: 443 });
+      }
+    }
+  });
+});

@@ -1,0 +1,96 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger } from '../../../src/log.js';
+import { serviceIdentity, type CertificateBundle, type KeyPair } from '../../../src/tls/certificates.js';
+import { createCertificateManager } from '../../../src/tls/manager.js';
+import type { TlsPolicy } from '../../../src/tls/rotation.js';
+import type { CertificateStore, StoredBundle } from '../../../src/tls/store.js';
+
+const DAY = 86_400_000;
+const policy: TlsPolicy = { caValidityMs: 1825 * DAY, caRenewBeforeMs: 600 * DAY, certValidityMs: 90 * DAY, certRenewBeforeMs: 30 * DAY };
+
+/** A Secret in memory: versions and optimistic concurrency like the API server's. */
+class MemoryStore implements CertificateStore {
+  stored: StoredBundle | undefined;
+  saves = 0;
+  private version = 0;
+
+  load(): Promise<StoredBundle | undefined> {
+    return Promise.resolve(this.stored);
+  }
+
+  save(bundle: CertificateBundle, version: string | undefined): Promise<StoredBundle | 'conflict'> {
+    if (version !== this.stored?.version) return Promise.resolve('conflict');
+    this.saves++;
+    this.stored = { bundle, version: String(++this.version) };
+    return Promise.resolve(this.stored);
+  }
+}
+
+function replica(store: CertificateStore, clock: () => Date) {
+  const served: KeyPair[] = [];
+  const published: string[] = [];
+  const manager = createCertificateManager({
+    store,
+    identity: serviceIdentity('svc', 'ns', false),
+    policy,
+    clock,
+    log: createLogger({ level: 'silent' }),
+    checkIntervalMs: 60_000,
+    serve: (certificate) => served.push(certificate),
+    publishTrust: (trust) => {
+      const changed = trust !== published.at(-1);
+      published.push(trust);
+      return Promise.resolve(changed);
+    },
+  });
+  return { manager, served, published };
+}
+
+describe('certificate manager', () => {
+  it('creates once, serves only what changed, and publishes the trust on every refresh', async () => {
+    let now = new Date('2024-05-01T10:00:00Z');
+    const store = new MemoryStore();
+    const { manager, served, published } = replica(store, () => now);
+
+    const first = await manager.refresh();
+    expect(served).toEqual([first.serving]);
+    expect(published).toEqual([first.trust]);
+
+    await manager.refresh();
+    expect(store.saves).toBe(1);
+    expect(served).toHaveLength(1);
+    // A caBundle reset by a re-applied manifest gets repaired by the next refresh.
+    expect(published).toEqual([first.trust, first.trust]);
+
+    now = new Date(now.getTime() + 61 * DAY);
+    const renewed = await manager.refresh();
+    expect(store.saves).toBe(2);
+    expect(served).toEqual([first.serving, renewed.serving]);
+    expect(new Set(published)).toEqual(new Set([first.trust]));
+  });
+
+  it('lets one of two replicas rotate; the other uses its result', async () => {
+    const now = new Date('2024-05-01T10:00:00Z');
+    const store = new MemoryStore();
+    const a = replica(store, () => now);
+    const b = replica(store, () => now);
+    const [fromA, fromB] = await Promise.all([a.manager.refresh(), b.manager.refresh()]);
+    expect(store.saves).toBe(1);
+    expect(fromA).toEqual(fromB);
+    expect(a.served[0]).toEqual(b.served[0]);
+  });
+
+  it('picks up a rotation made by another replica on its next refresh', async () => {
+    let now = new Date('2024-05-01T10:00:00Z');
+    const store = new MemoryStore();
+    const a = replica(store, () => now);
+    const b = replica(store, () => now);
+    await a.manager.refresh();
+    await b.manager.refresh();
+    now = new Date(now.getTime() + 61 * DAY);
+    const rotated = await a.manager.refresh();
+    await b.manager.refresh();
+    expect(b.served.at(-1)).toEqual(rotated.serving);
+    expect(store.saves).toBe(2);
+  });
+});
