@@ -1,0 +1,68 @@
+// `npm run dev`: a local Kubernetes control plane with the CRD, resource-distributor in local mode
+// (webhooks registered by URL) and the example policies, until Ctrl-C.
+import { join, relative } from 'node:path';
+import { startLocalServer, type RunningServer } from '../src/main.js';
+import { applyManifestFiles, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
+
+function usage(plane: ControlPlane, server: RunningServer): string {
+  const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
+  return [
+    '',
+    `Kubernetes API server: ${plane.serverUrl} (admin kubeconfig: ${kubeconfig})`,
+    '',
+    `resource-distributor: https://127.0.0.1:${server.port} (webhooks ${server.config.webhookNames.distributions},`,
+    `  ${server.config.webhookNames.namespaces}; certificates in ${relative(process.cwd(), server.config.certDir) || server.config.certDir}/;`,
+    `  metrics: curl -k https://127.0.0.1:${server.port}/metrics)`,
+    '',
+    `  export KUBECONFIG=${plane.kubeconfigPath}`,
+    '  kubectl get resourcedistributions',
+    '  kubectl create namespace x && kubectl get configmaps,secrets -n x   # copies appear at once',
+    '  kubectl apply -f policies/                                         # re-validated by the webhook',
+    '',
+    'Settings: the RD_* environment variables of the README (RD_PORT defaults to 9443 here,',
+    'RD_LOG_LEVEL to info).',
+    '',
+    'Any kubectl works with it (the servers are Kubernetes v1.34; kubectl v1.33 to v1.35 are supported).',
+    '',
+    'Press Ctrl-C to stop and remove everything.',
+    '',
+  ].join('\n');
+}
+
+function untilSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+    const onSignal = (signal: NodeJS.Signals): void => {
+      for (const s of signals) process.off(s, onSignal);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, onSignal);
+  });
+}
+
+async function main(): Promise<void> {
+  // The policies go in once the webhook runs, so that they are validated like any other.
+  const plane = await startLocalCluster({ manifests: [] });
+  let server: RunningServer;
+  try {
+    server = await startLocalServer({
+      kubeConfig: plane.kubeConfig,
+      env: { RD_PORT: '9443', RD_LOG_LEVEL: 'info', ...process.env },
+      certDir: join(REPO_ROOT, 'certs'),
+    });
+    await applyManifestFiles(plane.kubeConfig, [POLICIES_DIR]);
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
+  console.log(usage(plane, server));
+  const signal = await untilSignal();
+  console.log(`${signal}: stopping`);
+  await server.stop();
+  await plane.stop();
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exitCode = 1;
+});

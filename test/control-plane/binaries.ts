@@ -1,0 +1,148 @@
+import { execFile, spawn } from 'node:child_process';
+import { access, mkdir, readFile, rename, rm, constants } from 'node:fs/promises';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { acquireLock } from './build-lock.js';
+
+/** The Go wrapper module that pins Kubernetes and etcd (go.mod, go.sum, tools.go). */
+export const MODULE_DIR = dirname(fileURLToPath(import.meta.url));
+
+export interface BinaryPaths {
+  etcd: string;
+  kubeApiserver: string;
+  kubeControllerManager: string;
+}
+
+export interface EnsureBinariesOptions {
+  log?: (line: string) => void;
+}
+
+interface BinarySpec {
+  key: keyof BinaryPaths;
+  file: string;
+  pkg: string;
+}
+
+const BINARIES: readonly BinarySpec[] = [
+  { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
+  { key: 'kubeApiserver', file: 'kube-apiserver', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver' },
+  { key: 'kubeControllerManager', file: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
+];
+
+const PROGRESS_EVERY_MS = 30_000;
+const STDERR_TAIL_CHARS = 4_000;
+
+// The toolchain that is installed is the one that builds; never download another behind our back.
+const goEnv = (): NodeJS.ProcessEnv => ({ ...process.env, GOTOOLCHAIN: 'local' });
+
+export async function kubernetesVersion(goModPath = join(MODULE_DIR, 'go.mod')): Promise<string> {
+  const goMod = await readFile(goModPath, 'utf8');
+  const match = /^\s*k8s\.io\/kubernetes\s+(v\S+)/m.exec(goMod);
+  if (!match?.[1]) throw new Error(`no k8s.io/kubernetes requirement in ${goModPath}`);
+  return match[1];
+}
+
+export async function goVersion(): Promise<string> {
+  try {
+    const { stdout } = await promisify(execFile)('go', ['env', 'GOVERSION'], { cwd: MODULE_DIR, env: goEnv() });
+    return stdout.trim();
+  } catch (error) {
+    throw new Error(`cannot run "go env GOVERSION" (is Go installed and on PATH?): ${String(error)}`, { cause: error });
+  }
+}
+
+/** `${XDG_CACHE_HOME:-~/.cache}/resource-distributor/k8s-<version>-<go version>/bin` */
+export async function binaryCacheDir(): Promise<string> {
+  const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+  const [k8s, go] = await Promise.all([kubernetesVersion(), goVersion()]);
+  return join(cacheHome, 'resource-distributor', `k8s-${k8s}-${go}`, 'bin');
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function missingBinaries(binDir: string): Promise<BinarySpec[]> {
+  const present = await Promise.all(BINARIES.map((spec) => exists(join(binDir, spec.file))));
+  return BINARIES.filter((_, i) => !present[i]);
+}
+
+function pathsIn(binDir: string): BinaryPaths {
+  return {
+    etcd: join(binDir, 'etcd'),
+    kubeApiserver: join(binDir, 'kube-apiserver'),
+    kubeControllerManager: join(binDir, 'kube-controller-manager'),
+  };
+}
+
+function runGoBuild(spec: BinarySpec, output: string, log: (line: string) => void): Promise<void> {
+  const started = Date.now();
+  const child = spawn('go', ['build', '-buildvcs=false', '-o', output, spec.pkg], {
+    cwd: MODULE_DIR,
+    env: goEnv(),
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8');
+  child.stderr.on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-STDERR_TAIL_CHARS);
+  });
+  const ticker = setInterval(() => {
+    log(`still building ${spec.file}: ${Math.round((Date.now() - started) / 1000)} s`);
+  }, PROGRESS_EVERY_MS);
+  return new Promise<void>((resolve, reject) => {
+    child.on('error', (error) => {
+      clearInterval(ticker);
+      reject(new Error(`cannot start go build for ${spec.file}: ${error.message}`));
+    });
+    child.on('exit', (code, signal) => {
+      clearInterval(ticker);
+      if (code === 0) {
+        log(`built ${spec.file} in ${Math.round((Date.now() - started) / 1000)} s`);
+        resolve();
+      } else {
+        reject(new Error(`go build ${spec.pkg} failed (${signal ?? `exit ${String(code)}`}):\n${stderr}`));
+      }
+    });
+  });
+}
+
+async function build(spec: BinarySpec, binDir: string, log: (line: string) => void): Promise<void> {
+  const final = join(binDir, spec.file);
+  // Built under a temporary name and renamed, so a reader never sees a half-written binary.
+  const temporary = join(binDir, `.${spec.file}.tmp-${process.pid}`);
+  log(`building ${spec.file} from ${spec.pkg} (a cold build takes several minutes)`);
+  try {
+    await runGoBuild(spec, temporary, log);
+    await rename(temporary, final);
+  } finally {
+    await rm(temporary, { force: true });
+  }
+}
+
+/**
+ * Returns the paths of etcd, kube-apiserver and kube-controller-manager, building the missing ones
+ * from the Go module in this folder into a per-version cache outside the repository.
+ */
+export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BinaryPaths> {
+  const log = options.log ?? ((line: string) => console.error(`[control-plane] ${line}`));
+  const binDir = await binaryCacheDir();
+  if ((await missingBinaries(binDir)).length === 0) return pathsIn(binDir);
+
+  await mkdir(binDir, { recursive: true });
+  const release = await acquireLock(join(binDir, '.build.lock'), log);
+  try {
+    // Another run may have built them while this one waited for the lock.
+    for (const spec of await missingBinaries(binDir)) await build(spec, binDir, log);
+  } finally {
+    await release();
+  }
+  return pathsIn(binDir);
+}

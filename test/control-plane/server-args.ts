@@ -1,0 +1,62 @@
+import { join } from 'node:path';
+import type { ControlPlanePki } from './pki.js';
+
+export interface Ports {
+  etcdClient: number;
+  etcdPeer: number;
+  apiserver: number;
+}
+
+export function etcdArgs(dir: string, ports: Ports): string[] {
+  const client = `http://127.0.0.1:${ports.etcdClient}`;
+  const peer = `http://127.0.0.1:${ports.etcdPeer}`;
+  return [
+    '--name=default',
+    `--data-dir=${join(dir, 'etcd')}`,
+    `--listen-client-urls=${client}`,
+    `--advertise-client-urls=${client}`,
+    `--listen-peer-urls=${peer}`,
+    `--initial-advertise-peer-urls=${peer}`,
+    `--initial-cluster=default=${peer}`,
+    // Throwaway data: durability only costs time here.
+    '--unsafe-no-fsync=true',
+    '--log-level=warn',
+  ];
+}
+
+/** The flags envtest uses, plus an explicit serving certificate and service-account keys. */
+export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): string[] {
+  const { files } = pki;
+  return [
+    `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
+    '--bind-address=127.0.0.1',
+    '--advertise-address=127.0.0.1',
+    `--secure-port=${ports.apiserver}`,
+    // Only used if a certificate is missing; keeps anything it would write inside our dir.
+    `--cert-dir=${join(dir, 'apiserver-certs')}`,
+    `--tls-cert-file=${files.servingCert}`,
+    `--tls-private-key-file=${files.servingKey}`,
+    `--client-ca-file=${files.caCert}`,
+    '--service-cluster-ip-range=10.0.0.0/24',
+    `--service-account-issuer=https://127.0.0.1:${ports.apiserver}`,
+    `--service-account-key-file=${files.serviceAccountPub}`,
+    `--service-account-signing-key-file=${files.serviceAccountKey}`,
+    '--authorization-mode=RBAC',
+    // No controller creates service-account tokens here; pods would be rejected without it.
+    '--disable-admission-plugins=ServiceAccount',
+    '--allow-privileged=true',
+  ];
+}
+
+/**
+ * Only the garbage collector (ownerReference cascading deletion) and the namespace controller
+ * (finishing namespace deletion): the behaviours the product relies on.
+ */
+export function controllerManagerArgs(kubeconfigPath: string): string[] {
+  return [
+    `--kubeconfig=${kubeconfigPath}`,
+    '--controllers=garbage-collector-controller,namespace-controller',
+    '--leader-elect=false',
+    '--secure-port=0',
+  ];
+}
