@@ -32,8 +32,6 @@ export interface ApiErrorInfo {
   transient: boolean;
 }
 
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EAI_AGAIN', 'UND_ERR_SOCKET']);
-
 function parseStatusBody(body: unknown): { reason?: string; message?: string } {
   if (typeof body === 'string') {
     try {
@@ -52,22 +50,30 @@ function parseStatusBody(body: unknown): { reason?: string; message?: string } {
   return {};
 }
 
-/** Maps anything a Kubernetes client call can throw to one shape. */
-export function describeApiError(error: unknown): ApiErrorInfo {
-  const err = error as { code?: unknown; body?: unknown; message?: unknown; cause?: { code?: unknown } };
-  if (typeof err?.code === 'number') {
-    const status = parseStatusBody(err.body);
-    const code = err.code;
-    return {
-      code,
-      reason: status.reason ?? `HTTP${code}`,
-      message: status.message ?? `HTTP ${code}`,
-      transient: code === 409 || code === 429 || code >= 500,
-    };
-  }
-  const netCode = typeof err?.code === 'string' ? err.code : typeof err?.cause?.code === 'string' ? err.cause.code : undefined;
+type ThrownShape = { code?: unknown; body?: unknown; message?: unknown; cause?: { code?: unknown } };
+
+function describeHttpError(code: number, body: unknown): ApiErrorInfo {
+  const status = parseStatusBody(body);
+  return {
+    code,
+    reason: status.reason ?? `HTTP${code}`,
+    message: status.message ?? `HTTP ${code}`,
+    transient: code === 409 || code === 429 || code >= 500,
+  };
+}
+
+/** A request that got no answer (connection refused, reset, timed out): always worth a retry. */
+function describeNetworkError(err: ThrownShape | undefined, error: unknown): ApiErrorInfo {
+  const netCode = [err?.code, err?.cause?.code].find((c): c is string => typeof c === 'string');
   const message = typeof err?.message === 'string' ? err.message : String(error);
   return { code: 0, reason: netCode ?? 'Unknown', message, transient: true };
+}
+
+/** Maps anything a Kubernetes client call can throw to one shape. */
+export function describeApiError(error: unknown): ApiErrorInfo {
+  const err = error as ThrownShape | undefined;
+  if (typeof err?.code === 'number') return describeHttpError(err.code, err.body);
+  return describeNetworkError(err, error);
 }
 
 export function isNotFound(error: unknown): boolean {

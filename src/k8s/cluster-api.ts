@@ -1,0 +1,134 @@
+// Our own narrow view of the Kubernetes API: every call the controller makes, and nothing else.
+// The real implementation sits over @kubernetes/client-node (client-cluster-api.ts); unit tests use
+// an in-memory double; a counting wrapper measures requests by verb.
+import type { DistributedKind, DistributionStatus, ObjectMeta, Resource, ResourceDistribution } from '../domain/types.js';
+
+/** The kinds the caches list and watch. */
+export type WatchedResource = 'distributions' | 'namespaces' | 'secrets' | 'configmaps';
+
+/** A namespace as the API returns it, reduced to what the controller reads. */
+export interface NamespaceObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta & { name: string };
+  status?: { phase?: string };
+}
+
+export interface CopyRef {
+  kind: DistributedKind;
+  namespace: string;
+  name: string;
+}
+
+export interface ListResult<T> {
+  items: T[];
+  resourceVersion: string;
+}
+
+export interface WatchOptions {
+  resourceVersion: string;
+  labelSelector?: string;
+  /** The API server ends the watch after this long; the caller then resumes from the last resourceVersion. */
+  timeoutSeconds: number;
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
+
+export interface WatchEvent {
+  type: WatchEventType;
+  /** The object; for ERROR a Status (`code` 410 means the resourceVersion is too old). */
+  object: { metadata?: ObjectMeta; code?: number; reason?: string; message?: string; [key: string]: unknown };
+}
+
+export interface WatchHandle {
+  stop(): void;
+}
+
+export interface WatchCallbacks {
+  onEvent(event: WatchEvent): void;
+  /** Called once when the watch ends: `error` undefined for a normal close by the server. */
+  onDone(error?: unknown): void;
+}
+
+/** coordination.k8s.io/v1 Lease, reduced to the fields leader election uses. */
+export interface LeaseObject {
+  metadata: { name: string; namespace: string; resourceVersion?: string };
+  spec: LeaseSpec;
+}
+
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  /** RFC 3339 with microseconds (MicroTime). */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
+}
+
+/** A core v1 Event about a distribution. Never carries object data. */
+export interface EventObject {
+  namespace: string;
+  generateName: string;
+  involvedObject: { apiVersion: string; kind: string; name: string; uid?: string; resourceVersion?: string };
+  reason: string;
+  message: string;
+  type: 'Normal' | 'Warning';
+  component: string;
+  instance: string;
+  time: Date;
+}
+
+export interface ClusterApi {
+  listDistributions(): Promise<ListResult<ResourceDistribution>>;
+  listNamespaces(): Promise<ListResult<NamespaceObject>>;
+  /** Always with a label selector: we never list every Secret of the cluster. */
+  listCopies(kind: DistributedKind, labelSelector: string): Promise<ListResult<Resource>>;
+  watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
+
+  getNamespace(name: string): Promise<NamespaceObject | undefined>;
+
+  /** undefined when the object does not exist. */
+  getCopy(ref: CopyRef): Promise<Resource | undefined>;
+  createCopy(object: Resource): Promise<Resource>;
+  /** A replace (PUT) carrying `metadata.resourceVersion`: fails with Conflict if the object changed meanwhile. */
+  replaceCopy(object: Resource): Promise<Resource>;
+  /** Deletes only the object with that uid (precondition). NotFound is thrown; callers decide. */
+  deleteCopy(ref: CopyRef, uid: string): Promise<void>;
+
+  /** Writes `status` through the status subresource (merge patch). */
+  patchDistributionStatus(name: string, status: DistributionStatus): Promise<ResourceDistribution>;
+
+  createEvent(event: EventObject): Promise<void>;
+
+  getLease(namespace: string, name: string): Promise<LeaseObject | undefined>;
+  createLease(lease: LeaseObject): Promise<LeaseObject>;
+  replaceLease(lease: LeaseObject): Promise<LeaseObject>;
+}
+
+/** The verb of each ClusterApi method, as RBAC and the request metrics name it. */
+export const API_VERBS = {
+  listDistributions: 'list',
+  listNamespaces: 'list',
+  listCopies: 'list',
+  watch: 'watch',
+  getNamespace: 'get',
+  getCopy: 'get',
+  createCopy: 'create',
+  replaceCopy: 'update',
+  deleteCopy: 'delete',
+  patchDistributionStatus: 'patch',
+  createEvent: 'create',
+  getLease: 'get',
+  createLease: 'create',
+  replaceLease: 'update',
+} as const satisfies Record<keyof ClusterApi, string>;
+
+export type ApiVerb = (typeof API_VERBS)[keyof typeof API_VERBS];
+
+export function copyRefOf(object: Resource): CopyRef {
+  return {
+    kind: object.kind as DistributedKind,
+    namespace: object.metadata.namespace ?? '',
+    name: object.metadata.name ?? '',
+  };
+}

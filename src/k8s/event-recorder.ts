@@ -1,0 +1,45 @@
+// Kubernetes Events about distributions (core v1). Best effort: a failed Event is logged, never
+// retried, and never fails the reconcile that wanted it.
+import type { Clock } from '../domain/clock.js';
+import { API_VERSION, KIND, type ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { ClusterApi } from './cluster-api.js';
+import { describeApiError } from './errors.js';
+
+/** Distributions are cluster-scoped: their Events live in `default`, as for Nodes. */
+export const EVENT_NAMESPACE = 'default';
+export const EVENT_COMPONENT = 'resource-distributor';
+const MAX_MESSAGE = 1024;
+
+export interface EventRecorder {
+  warning(rd: ResourceDistribution, reason: string, message: string): Promise<void>;
+}
+
+export function createEventRecorder(deps: { api: ClusterApi; clock: Clock; log: Logger; instance: string }): EventRecorder {
+  return {
+    warning: async (rd, reason, message) => {
+      try {
+        await deps.api.createEvent({
+          namespace: EVENT_NAMESPACE,
+          generateName: `${rd.metadata.name}.`,
+          involvedObject: {
+            apiVersion: API_VERSION,
+            kind: KIND,
+            name: rd.metadata.name,
+            uid: rd.metadata.uid,
+            resourceVersion: rd.metadata.resourceVersion,
+          },
+          reason,
+          message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message,
+          type: 'Warning',
+          component: EVENT_COMPONENT,
+          instance: deps.instance,
+          time: deps.clock(),
+        });
+      } catch (error) {
+        const info = describeApiError(error);
+        deps.log.warn({ name: rd.metadata.name, reason, code: info.code, err: info.message }, 'event not recorded');
+      }
+    },
+  };
+}

@@ -1,0 +1,162 @@
+// An in-memory copy of one kind of object, fed by a reflector (list + watch), with secondary indexes.
+// It also takes our own writes through ("write-through"), but only where that can never resurrect
+// or roll back an object: the watch remains the source of truth.
+
+export interface StoredMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+}
+
+export interface Stored {
+  metadata: StoredMeta;
+}
+
+/** Something changed: `old` absent for an addition, `current` absent for a deletion. */
+export interface StoreChange<T> {
+  old?: T;
+  current?: T;
+}
+
+export type IndexFn<T> = (object: T) => readonly string[];
+
+const TOMBSTONES = 1024;
+
+export function namespacedKey(object: Stored): string {
+  return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name ?? ''}` : (object.metadata.name ?? '');
+}
+
+export class Store<T extends Stored> {
+  private readonly items = new Map<string, T>();
+  private readonly indexes = new Map<string, Map<string, Set<string>>>();
+  /** uids recently seen deleted: a late write-through of a create must not bring them back. */
+  private readonly deletedUids = new Set<string>();
+
+  constructor(
+    private readonly indexFns: Record<string, IndexFn<T>> = {},
+    private readonly keyOf: (object: T) => string = namespacedKey,
+  ) {
+    for (const name of Object.keys(indexFns)) this.indexes.set(name, new Map());
+  }
+
+  get size(): number {
+    return this.items.size;
+  }
+
+  get(key: string): T | undefined {
+    return this.items.get(key);
+  }
+
+  list(): T[] {
+    return [...this.items.values()];
+  }
+
+  keys(): string[] {
+    return [...this.items.keys()];
+  }
+
+  byIndex(index: string, value: string): T[] {
+    const keys = this.indexes.get(index)?.get(value);
+    if (!keys) return [];
+    return [...keys].map((key) => this.items.get(key)).filter((item): item is T => item !== undefined);
+  }
+
+  /** A fresh list: returns what changed compared to what was held. */
+  replace(objects: readonly T[]): StoreChange<T>[] {
+    const changes: StoreChange<T>[] = [];
+    const seen = new Set<string>();
+    for (const object of objects) {
+      const key = this.keyOf(object);
+      seen.add(key);
+      const change = this.upsert(key, object);
+      if (change) changes.push(change);
+    }
+    for (const key of this.keys()) {
+      if (seen.has(key)) continue;
+      const old = this.remove(key);
+      if (old) changes.push({ old });
+    }
+    return changes;
+  }
+
+  /** A watch event: returns the change, or undefined when the store already held exactly that. */
+  applyEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): StoreChange<T> | undefined {
+    const key = this.keyOf(object);
+    if (type !== 'DELETED') return this.upsert(key, object);
+    if (object.metadata.uid) this.rememberDeleted(object.metadata.uid);
+    const old = this.remove(key);
+    return old ? { old } : undefined;
+  }
+
+  /**
+   * Our own successful write, before its watch event arrives. An update is taken only if the store
+   * still holds the version we replaced; a create only if nothing is held and that uid was never seen
+   * deleted. The later watch event for the same resourceVersion is then a no-op.
+   */
+  observeWrite(object: T, replacedVersion?: string): void {
+    const key = this.keyOf(object);
+    const held = this.items.get(key);
+    const uid = object.metadata.uid;
+    if (replacedVersion !== undefined) {
+      if (held?.metadata.resourceVersion === replacedVersion) this.put(key, object);
+      return;
+    }
+    if (!held && uid !== undefined && !this.deletedUids.has(uid)) this.put(key, object);
+  }
+
+  /** Our own successful delete of the object with that uid. */
+  observeDelete(key: string, uid: string): void {
+    this.rememberDeleted(uid);
+    if (this.items.get(key)?.metadata.uid === uid) this.remove(key);
+  }
+
+  private upsert(key: string, object: T): StoreChange<T> | undefined {
+    const old = this.items.get(key);
+    const version = object.metadata.resourceVersion;
+    if (old && version !== undefined && old.metadata.resourceVersion === version) return undefined;
+    this.put(key, object);
+    return { old, current: object };
+  }
+
+  private put(key: string, object: T): void {
+    this.unindex(key);
+    this.items.set(key, object);
+    for (const [name, fn] of Object.entries(this.indexFns)) {
+      const index = this.indexes.get(name);
+      for (const value of fn(object)) {
+        const keys = index?.get(value) ?? new Set<string>();
+        keys.add(key);
+        index?.set(value, keys);
+      }
+    }
+  }
+
+  private remove(key: string): T | undefined {
+    const old = this.items.get(key);
+    this.unindex(key);
+    this.items.delete(key);
+    return old;
+  }
+
+  private unindex(key: string): void {
+    const old = this.items.get(key);
+    if (!old) return;
+    for (const [name, fn] of Object.entries(this.indexFns)) {
+      const index = this.indexes.get(name);
+      for (const value of fn(old)) {
+        const keys = index?.get(value);
+        keys?.delete(key);
+        if (keys?.size === 0) index?.delete(value);
+      }
+    }
+  }
+
+  private rememberDeleted(uid: string): void {
+    this.deletedUids.add(uid);
+    if (this.deletedUids.size > TOMBSTONES) {
+      const oldest = this.deletedUids.values().next().value;
+      if (oldest !== undefined) this.deletedUids.delete(oldest);
+    }
+  }
+}

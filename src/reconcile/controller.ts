@@ -1,0 +1,206 @@
+// The controller: caches on every replica (admission asks them whether namespaces exist; the
+// generator reads them), the work queue and the sweep only on the leader.
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Clock } from '../domain/clock.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import { createCaches, type CacheChange, type Caches } from '../k8s/caches.js';
+import { createClusterApi } from '../k8s/client-cluster-api.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-api.js';
+import { createEventRecorder } from '../k8s/event-recorder.js';
+import { LeaderElector, leaseStoreFromApi } from '../k8s/leader-election.js';
+import { createCopyWriter } from './copy-writer.js';
+import { createGenerator } from './generator.js';
+import { WorkQueue } from './queue.js';
+import { createReconciler } from './reconciler.js';
+import { createSweeper } from './sweeper.js';
+import { copyTriggers, distributionTriggers, namespaceTriggers } from './triggers.js';
+
+export interface ControllerSettings {
+  sweepIntervalMs: number;
+  concurrency: number;
+  applyParallelism: number;
+  forbiddenNamespaces: readonly string[];
+  leaderElection: {
+    enabled: boolean;
+    leaseName: string;
+    leaseNamespace: string;
+    identity: string;
+    leaseDurationMs: number;
+    renewDeadlineMs: number;
+    retryPeriodMs: number;
+  };
+}
+
+export interface ControllerDeps {
+  kubeConfig: KubeConfig;
+  log: Logger;
+  clock: Clock;
+  metrics: Metrics;
+  settings: ControllerSettings;
+  /** Replaces the client built from kubeConfig (tests: an in-memory double, or a wrapped client). */
+  clusterApi?: ClusterApi;
+  /** Watch timeouts and stall detection (defaults: 300 s, +30 s). */
+  watchTimeoutSeconds?: number;
+  stallGraceMs?: number;
+}
+
+export interface Controller {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  synced(): boolean;
+  isLeader(): boolean;
+  namespaceAdmitted(ns: { name: string; uid: string }): void;
+  namespaceExists(name: string): boolean | undefined;
+}
+
+/** What tests and tools may use beyond the contract. */
+export interface RunningController extends Controller {
+  /** Every API request made so far, by verb (counts reset with `requests.reset()`). */
+  requests: CountingClusterApi;
+  caches: Caches;
+  /** Enqueues every distribution now (leader only). */
+  sweepNow(): void;
+  /** Resolves when the queue is empty and no reconcile or generation runs. */
+  idle(): Promise<void>;
+}
+
+export function createController(deps: ControllerDeps): RunningController {
+  const { log, clock, metrics, settings } = deps;
+  const election = settings.leaderElection;
+  const requests = countRequests(deps.clusterApi ?? createClusterApi(deps.kubeConfig), metrics);
+  const api = requests.api;
+  let leading = false;
+
+  const caches: Caches = createCaches({
+    api,
+    log,
+    onChange: (change) => onCacheChange(change),
+    watchTimeoutSeconds: deps.watchTimeoutSeconds,
+    stallGraceMs: deps.stallGraceMs,
+  });
+  const writer = createCopyWriter({ api, log, copies: caches.copies });
+  const reconciler = createReconciler({
+    api,
+    caches,
+    writer,
+    events: createEventRecorder({ api, clock, log, instance: election.identity }),
+    clock,
+    log,
+    metrics,
+    applyParallelism: settings.applyParallelism,
+    forbiddenNamespaces: settings.forbiddenNamespaces,
+  });
+  const queue = new WorkQueue({
+    concurrency: Math.max(1, settings.concurrency),
+    process: (name) => reconciler.reconcile(name),
+    log,
+    onDepth: (depth) => metrics.queueDepth.set(depth),
+  });
+  const generator = createGenerator({
+    api,
+    caches,
+    writer,
+    clock,
+    log,
+    metrics,
+    forbiddenNamespaces: settings.forbiddenNamespaces,
+    parallelism: settings.applyParallelism,
+  });
+  // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
+  const allNames = (): Set<string> =>
+    new Set([
+      ...caches.distributions.keys(),
+      ...[...caches.copies.secrets.list(), ...caches.copies.configMaps.list()].flatMap((copy) => copyTriggers({ current: copy })),
+    ]);
+  const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
+
+  function onCacheChange(event: CacheChange): void {
+    if (event.resource === 'namespaces') {
+      generator.namespaceChanged(event.change.current?.info.name ?? event.change.old?.info.name ?? '');
+    }
+    if (!leading) return;
+    queue.addAll(namesFor(event));
+  }
+
+  function namesFor(event: CacheChange): string[] {
+    switch (event.resource) {
+      case 'distributions':
+        return distributionTriggers(event.change);
+      case 'namespaces':
+        return namespaceTriggers(
+          { old: event.change.old?.info, current: event.change.current?.info },
+          caches.distributions.list(),
+          settings.forbiddenNamespaces,
+        );
+      case 'copies':
+        return copyTriggers(event.change);
+    }
+  }
+
+  function startLeading(): void {
+    leading = true;
+    metrics.isLeader.set(1);
+    queue.start();
+    sweeper.start();
+  }
+
+  async function stopLeading(): Promise<void> {
+    if (!leading) return;
+    leading = false;
+    metrics.isLeader.set(0);
+    sweeper.stop();
+    await queue.stop();
+  }
+
+  const elector = election.enabled
+    ? new LeaderElector({
+        store: leaseStoreFromApi(api, election.leaseNamespace, election.leaseName),
+        leaseName: election.leaseName,
+        leaseNamespace: election.leaseNamespace,
+        identity: election.identity,
+        leaseDurationMs: election.leaseDurationMs,
+        renewDeadlineMs: election.renewDeadlineMs,
+        retryPeriodMs: election.retryPeriodMs,
+        clock,
+        log,
+        onStartedLeading: startLeading,
+        onStoppedLeading: () => void stopLeading(),
+      })
+    : undefined;
+
+  return {
+    requests,
+    caches,
+    start: async () => {
+      caches.start();
+      await caches.whenSynced();
+      log.info({ distributions: caches.distributions.size, namespaces: caches.namespaces.size, copies: caches.copies.size }, 'caches synced');
+      // Only now: a leader reconciling from empty caches would take every copy for an orphan.
+      if (elector) elector.start();
+      else startLeading();
+    },
+    stop: async () => {
+      // Finish the writes in flight before another replica may take over.
+      await stopLeading();
+      await elector?.stop();
+      await generator.stop();
+      caches.stop();
+    },
+    synced: () => caches.synced(),
+    isLeader: () => leading,
+    namespaceAdmitted: (ns) => generator.namespaceAdmitted(ns),
+    namespaceExists: (name) => {
+      if (!caches.synced()) return undefined;
+      const ns = caches.namespaces.get(name);
+      return ns !== undefined && !ns.info.terminating;
+    },
+    sweepNow: () => {
+      if (leading) sweeper.sweep();
+    },
+    idle: async () => {
+      await Promise.all([queue.idle(), generator.idle()]);
+    },
+  };
+}

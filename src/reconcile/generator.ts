@@ -1,0 +1,192 @@
+// "Generate on create": when the namespace webhook admits a namespace, write the copies of every
+// distribution that targets it as soon as it exists, instead of waiting for the leader's watch.
+// Runs on every replica; writes through the same copy writer as the reconciler, so existing objects
+// go through the same ownership rules. Best effort: the reconciler remains the source of truth.
+import type { Clock } from '../domain/clock.js';
+import { planNamespace } from '../domain/plan.js';
+import { isTargeted } from '../domain/targets.js';
+import type { DistributedKind, NamespaceInfo, ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Caches } from '../k8s/caches.js';
+import { toCachedNamespace } from '../k8s/caches.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { describeApiError } from '../k8s/errors.js';
+import { mapBounded } from './bounded.js';
+import type { CopyWriter } from './copy-writer.js';
+import { isDistributable } from './distributable.js';
+
+export interface GeneratorDeps {
+  api: ClusterApi;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies'>;
+  writer: CopyWriter;
+  clock: Clock;
+  log: Logger;
+  metrics: Pick<Metrics, 'generationDuration'>;
+  forbiddenNamespaces: readonly string[];
+  parallelism: number;
+  /** Give up quietly if the namespace has not appeared by then (its creation was rejected later). */
+  waitTimeoutMs?: number;
+  /** The cache had time to see it: from then on, also ask the API server directly, this often. */
+  pollAfterMs?: number;
+  pollIntervalMs?: number;
+  /** An admitted UPDATE of an existing namespace: how long to wait for the update to reach the cache. */
+  updateSettleMs?: number;
+}
+
+export interface Generator {
+  namespaceAdmitted(ns: { name: string; uid: string }): void;
+  /** The namespace cache saw a change to this namespace (wakes waiting generations). */
+  namespaceChanged(name: string): void;
+  /** Resolves when no generation is running. */
+  idle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Task {
+  promise: Promise<void>;
+  again: boolean;
+}
+
+function hasStrictConflict(rd: ResourceDistribution): boolean {
+  return (
+    rd.spec.writePolicy === 'strict' &&
+    (rd.status?.conditions ?? []).some((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True')
+  );
+}
+
+export function createGenerator(deps: GeneratorDeps): Generator {
+  const { api, caches, writer, log, clock } = deps;
+  const waitTimeoutMs = deps.waitTimeoutMs ?? 30_000;
+  const pollAfterMs = deps.pollAfterMs ?? 2_000;
+  const pollIntervalMs = deps.pollIntervalMs ?? 1_000;
+  const updateSettleMs = deps.updateSettleMs ?? 2_000;
+  const tasks = new Map<string, Task>();
+  const waiters = new Map<string, Set<() => void>>();
+  let stopped = false;
+
+  function changed(name: string): void {
+    const set = waiters.get(name);
+    waiters.delete(name);
+    for (const wake of set ?? []) wake();
+  }
+
+  /** Resolves true on the next change of that namespace, false after `ms` without one. */
+  function nextChange(name: string, ms: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const set = waiters.get(name) ?? new Set<() => void>();
+      const done = (changed: boolean): void => {
+        clearTimeout(timer);
+        set.delete(wake);
+        resolve(changed);
+      };
+      const wake = (): void => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      set.add(wake);
+      waiters.set(name, set);
+    });
+  }
+
+  function cached(name: string, uid: string): NamespaceInfo | undefined {
+    const ns = caches.namespaces.get(name);
+    return ns?.metadata.uid === uid ? ns.info : undefined;
+  }
+
+  async function polled(name: string, uid: string): Promise<NamespaceInfo | undefined> {
+    try {
+      const ns = await api.getNamespace(name);
+      return ns?.metadata.uid === uid ? toCachedNamespace(ns).info : undefined;
+    } catch (error) {
+      log.debug({ ns: name, err: describeApiError(error).message }, 'namespace poll failed');
+      return undefined;
+    }
+  }
+
+  async function waitForNamespace(name: string, uid: string): Promise<NamespaceInfo | undefined> {
+    const started = clock().getTime();
+    for (;;) {
+      const found = cached(name, uid);
+      if (found || stopped) return found;
+      const elapsed = clock().getTime() - started;
+      if (elapsed >= waitTimeoutMs) return undefined;
+      if (elapsed >= pollAfterMs) {
+        const fromApi = await polled(name, uid);
+        if (fromApi) return fromApi;
+      }
+      await nextChange(name, Math.min(pollIntervalMs, waitTimeoutMs - elapsed));
+    }
+  }
+
+  async function generateFor(rd: ResourceDistribution, ns: NamespaceInfo): Promise<void> {
+    const kind = rd.spec.resource.kind as DistributedKind;
+    const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
+    try {
+      const existing = caches.copies.get(ref) ?? (await api.getCopy(ref));
+      const outcome = await writer.apply(planNamespace(rd, ns.name, existing, clock()), kind);
+      if (!outcome.ok) log.warn({ name: rd.metadata.name, ns: ns.name, verb: outcome.verb, err: outcome.message }, 'generation write failed');
+    } catch (error) {
+      log.warn({ name: rd.metadata.name, ns: ns.name, err: describeApiError(error).message }, 'generation failed');
+    }
+  }
+
+  async function writeCopies(ns: NamespaceInfo): Promise<number> {
+    const matching = caches.distributions
+      .list()
+      .filter((rd) => isDistributable(rd) && isTargeted(rd.spec.targets, ns, deps.forbiddenNamespaces))
+      .filter((rd) => !rd.metadata.deletionTimestamp && !hasStrictConflict(rd));
+    await mapBounded(matching, deps.parallelism, (rd) => generateFor(rd, ns));
+    return matching.length;
+  }
+
+  async function generate(name: string, uid: string): Promise<void> {
+    const admittedAt = clock().getTime();
+    const existing = cached(name, uid);
+    if (existing) {
+      // Admitted while it already existed: an UPDATE not stored yet. Write for what is known now,
+      // and again once the update lands (its labels may bring new targets).
+      const next = nextChange(name, updateSettleMs);
+      await writeCopies(existing);
+      const landed = (await next) ? cached(name, uid) : undefined;
+      if (landed && !stopped) await writeCopies(landed);
+      return;
+    }
+    const ns = await waitForNamespace(name, uid);
+    if (!ns) {
+      if (!stopped) log.debug({ ns: name, uid }, 'admitted namespace never appeared');
+      return;
+    }
+    const written = await writeCopies(ns);
+    deps.metrics.generationDuration.observe((clock().getTime() - admittedAt) / 1000);
+    if (written > 0) log.info({ ns: name, distributions: written }, 'namespace generated');
+  }
+
+  function run(name: string, uid: string): void {
+    const task: Task = { again: false, promise: Promise.resolve() };
+    task.promise = (async () => {
+      do {
+        task.again = false;
+        await generate(name, uid);
+      } while (task.again && !stopped);
+      tasks.delete(uid);
+    })();
+    tasks.set(uid, task);
+  }
+
+  return {
+    namespaceAdmitted: ({ name, uid }) => {
+      if (stopped) return;
+      const task = tasks.get(uid);
+      if (task) task.again = true;
+      else run(name, uid);
+    },
+    namespaceChanged: changed,
+    idle: async () => {
+      while (tasks.size > 0) await Promise.all([...tasks.values()].map((task) => task.promise));
+    },
+    stop: async () => {
+      stopped = true;
+      for (const name of [...waiters.keys()]) changed(name);
+      await Promise.all([...tasks.values()].map((task) => task.promise));
+    },
+  };
+}

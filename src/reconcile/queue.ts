@@ -1,0 +1,151 @@
+// The work queue: names, not events. A name waits at most once; a name added while its reconcile
+// is in flight runs again right after; failures come back with per-name exponential backoff
+// (reset by a success); at most `concurrency` reconciles run at once.
+import type { Logger } from '../log.js';
+
+/** What a reconcile asks for: done (wait for a change) or retry (with backoff). Throwing means retry. */
+export type ProcessResult = 'done' | 'retry';
+
+export interface QueueOptions {
+  concurrency: number;
+  process(name: string): Promise<ProcessResult>;
+  log: Logger;
+  backoffInitialMs?: number;
+  backoffMaxMs?: number;
+  /** Called with the number of names waiting whenever it changes (the queueDepth metric). */
+  onDepth?(depth: number): void;
+}
+
+export class WorkQueue {
+  private readonly ready = new Set<string>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly dirty = new Set<string>();
+  private readonly failures = new Map<string, number>();
+  private readonly retryTimers = new Map<string, NodeJS.Timeout>();
+  private idleWaiters: (() => void)[] = [];
+  private running = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly options: QueueOptions) {}
+
+  get depth(): number {
+    return this.ready.size;
+  }
+
+  get isRunning(): boolean {
+    return this.running;
+  }
+
+  start(): void {
+    this.running = true;
+    this.stopping = undefined;
+    this.pump();
+  }
+
+  /** Stops taking work, forgets what waits, and resolves once the reconciles in flight ended. */
+  stop(): Promise<void> {
+    this.running = false;
+    for (const timer of this.retryTimers.values()) clearTimeout(timer);
+    this.retryTimers.clear();
+    this.ready.clear();
+    this.dirty.clear();
+    this.failures.clear();
+    this.reportDepth();
+    this.stopping ??= Promise.all(this.inFlight.values()).then(() => undefined);
+    return this.stopping;
+  }
+
+  add(name: string): void {
+    if (!this.running) return;
+    const timer = this.retryTimers.get(name);
+    if (timer !== undefined) {
+      clearTimeout(timer);
+      this.retryTimers.delete(name);
+    }
+    if (this.inFlight.has(name)) {
+      this.dirty.add(name);
+      return;
+    }
+    if (this.ready.has(name)) return;
+    this.ready.add(name);
+    this.reportDepth();
+    this.pump();
+  }
+
+  addAll(names: Iterable<string>): void {
+    for (const name of names) this.add(name);
+  }
+
+  /** Resolves when nothing waits and nothing runs (retries scheduled for later do not count). */
+  idle(): Promise<void> {
+    if (this.isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** The delay before the next retry of a name that failed `failures` times in a row. */
+  backoffMs(failures: number): number {
+    const initial = this.options.backoffInitialMs ?? 100;
+    const max = this.options.backoffMaxMs ?? 300_000;
+    return Math.min(max, initial * 2 ** Math.min(Math.max(failures - 1, 0), 30));
+  }
+
+  private isIdle(): boolean {
+    return this.ready.size === 0 && this.inFlight.size === 0;
+  }
+
+  private pump(): void {
+    while (this.running && this.inFlight.size < this.options.concurrency) {
+      const next = this.ready.values().next();
+      if (next.done) break;
+      const name = next.value;
+      this.ready.delete(name);
+      this.inFlight.set(name, this.run(name));
+    }
+    this.reportDepth();
+    if (this.isIdle()) this.wakeIdle();
+  }
+
+  private async run(name: string): Promise<void> {
+    let result: ProcessResult;
+    try {
+      result = await this.options.process(name);
+    } catch (error) {
+      this.options.log.warn({ name, err: error instanceof Error ? error.message : String(error) }, 'reconcile failed');
+      result = 'retry';
+    }
+    this.inFlight.delete(name);
+    this.settle(name, result);
+    this.pump();
+  }
+
+  private settle(name: string, result: ProcessResult): void {
+    if (!this.running) return;
+    if (result === 'done') this.failures.delete(name);
+    if (this.dirty.delete(name)) {
+      // A change arrived meanwhile: run again now, whatever the result.
+      this.ready.add(name);
+      return;
+    }
+    if (result === 'done') return;
+    const failures = (this.failures.get(name) ?? 0) + 1;
+    this.failures.set(name, failures);
+    const delay = this.backoffMs(failures);
+    this.retryTimers.set(
+      name,
+      setTimeout(() => {
+        this.retryTimers.delete(name);
+        this.add(name);
+      }, delay),
+    );
+  }
+
+  private reportDepth(): void {
+    this.options.onDepth?.(this.ready.size);
+  }
+
+  private wakeIdle(): void {
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

@@ -1,0 +1,193 @@
+// reconcile(name): level-triggered and idempotent. Reads the world from the caches, plans with the
+// pure domain, applies the plan through the shared copy writer (every namespace attempted, bounded
+// parallelism), and writes status only when it changed. Costs nothing when nothing changed.
+import type { Clock } from '../domain/clock.js';
+import { classifyExisting, controllerOf } from '../domain/copy.js';
+import { isDistributionRef } from '../domain/ownership.js';
+import { planDistribution } from '../domain/plan.js';
+import { computeStatus, statusEquals } from '../domain/status.js';
+import { computeTargets } from '../domain/targets.js';
+import {
+  ANNOTATION_FROM,
+  type Action,
+  type DistributedKind,
+  type NamespaceInfo,
+  type Outcome,
+  type Resource,
+  type ResourceDistribution,
+} from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { Metrics } from '../metrics.js';
+import type { Caches } from '../k8s/caches.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { describeApiError, isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
+import type { EventRecorder } from '../k8s/event-recorder.js';
+import { mapBounded } from './bounded.js';
+import type { CopyWriter, WriteOutcome } from './copy-writer.js';
+import { isDistributable } from './distributable.js';
+import { CopyStates } from './copy-states.js';
+import { eventsFor } from './events.js';
+import type { ProcessResult } from './queue.js';
+
+export interface ReconcilerDeps {
+  api: ClusterApi;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies'>;
+  writer: CopyWriter;
+  events: EventRecorder;
+  clock: Clock;
+  log: Logger;
+  metrics: Pick<Metrics, 'reconcileDuration' | 'reconcileTotal' | 'copies'>;
+  applyParallelism: number;
+  forbiddenNamespaces: readonly string[];
+}
+
+export interface Reconciler {
+  reconcile(name: string): Promise<ProcessResult>;
+}
+
+function getFailure(action: Action, info: ApiErrorInfo): Outcome {
+  return { action, ok: false, verb: 'get', message: `${info.reason}: ${info.message}`, transient: info.transient };
+}
+
+function needsRetry(outcomes: readonly Outcome[]): boolean {
+  return outcomes.some((outcome) => !outcome.ok && outcome.transient);
+}
+
+export function createReconciler(deps: ReconcilerDeps): Reconciler {
+  const { api, caches, writer, log, clock } = deps;
+  const parallelism = Math.max(1, deps.applyParallelism);
+  const copyStates = new CopyStates(deps.metrics.copies);
+
+  /**
+   * namespace -> the same-named object of the template's kind there: from the copy cache, else one
+   * GET (a foreign object is not in our label-filtered cache), plus our copies in other namespaces.
+   */
+  async function readExisting(
+    rd: ResourceDistribution,
+    kind: DistributedKind,
+    namespaces: readonly NamespaceInfo[],
+  ): Promise<{ existing: Map<string, Resource>; failures: Map<string, ApiErrorInfo> }> {
+    const name = rd.spec.resource.metadata.name ?? '';
+    const existing = new Map<string, Resource>();
+    const failures = new Map<string, ApiErrorInfo>();
+    const { targeted } = computeTargets(rd.spec.targets, namespaces, deps.forbiddenNamespaces);
+    const uncached: string[] = [];
+    for (const namespace of targeted) {
+      const cached = caches.copies.get({ kind, namespace, name });
+      if (cached) existing.set(namespace, cached);
+      else uncached.push(namespace);
+    }
+    await mapBounded(uncached, parallelism, async (namespace) => {
+      try {
+        const found = await api.getCopy({ kind, namespace, name });
+        if (found) existing.set(namespace, found);
+      } catch (error) {
+        failures.set(namespace, describeApiError(error));
+      }
+    });
+    const targetSet = new Set(targeted);
+    for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
+      const namespace = copy.metadata.namespace ?? '';
+      if (copy.kind === kind && copy.metadata.name === name && !targetSet.has(namespace)) existing.set(namespace, copy);
+    }
+    return { existing, failures };
+  }
+
+  /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
+  function strayDeletes(rd: ResourceDistribution): { action: Action; kind: DistributedKind }[] {
+    const { kind, metadata } = rd.spec.resource;
+    return caches.copies
+      .byDistribution(rd.metadata.name)
+      .filter((copy) => (copy.kind !== kind || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours')
+      .map((copy) => ({
+        kind: copy.kind as DistributedKind,
+        action: { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' },
+      }));
+  }
+
+  /** The distribution is gone: the garbage collector removes its copies, and so do we where it has not. */
+  async function removeOrphans(name: string): Promise<ProcessResult> {
+    copyStates.forget(name);
+    const orphans = caches.copies.byDistribution(name).filter((copy) => {
+      const controller = controllerOf(copy);
+      return copy.metadata.annotations?.[ANNOTATION_FROM] === name && (controller === undefined || isDistributionRef(controller, name));
+    });
+    if (orphans.length === 0) return 'done';
+    log.info({ name, orphans: orphans.length }, 'removing copies of a deleted distribution');
+    const outcomes = await mapBounded(orphans, parallelism, (copy) =>
+      writer.apply(
+        { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' },
+        copy.kind as DistributedKind,
+      ),
+    );
+    return needsRetry(outcomes) ? 'retry' : 'done';
+  }
+
+  async function writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[]): Promise<void> {
+    const status = computeStatus({ distribution: rd, outcomes, now: clock() });
+    if (statusEquals(rd.status, status)) return;
+    let written: ResourceDistribution;
+    try {
+      written = await api.patchDistributionStatus(rd.metadata.name, status);
+    } catch (error) {
+      if (isNotFound(error)) return;
+      throw error;
+    }
+    caches.distributions.observeWrite(written, rd.metadata.resourceVersion);
+    log.info({ name: rd.metadata.name, desired: status.desired, succeeded: status.succeeded, failed: status.failed }, 'status written');
+    for (const event of eventsFor(rd.status, status)) await deps.events.warning(rd, event.reason, event.message);
+  }
+
+  async function reconcileDistribution(rd: ResourceDistribution): Promise<ProcessResult> {
+    const kind = rd.spec.resource.kind as DistributedKind;
+    const namespaces = caches.namespaces.list().map((ns) => ns.info);
+    const { existing, failures } = await readExisting(rd, kind, namespaces);
+    const actions = planDistribution({
+      distribution: rd,
+      namespaces,
+      existing,
+      forbidden: deps.forbiddenNamespaces,
+      now: clock(),
+    });
+    const planned = [...actions.map((action) => ({ action, kind })), ...strayDeletes(rd)];
+    const outcomes = await mapBounded(planned, parallelism, ({ action, kind: actionKind }): Promise<WriteOutcome> => {
+      const failed = action.type === 'delete' ? undefined : failures.get(action.namespace);
+      return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, actionKind);
+    });
+    copyStates.record(rd.metadata.name, outcomes);
+    // A lost race is no failure to report: the status waits for the retry, which reads afresh.
+    if (outcomes.some((outcome) => outcome.stale)) return 'retry';
+    await writeStatus(rd, outcomes);
+    return needsRetry(outcomes) ? 'retry' : 'done';
+  }
+
+  async function reconcileOnce(name: string): Promise<ProcessResult> {
+    const rd = caches.distributions.get(name);
+    if (!rd) return removeOrphans(name);
+    // Being deleted: the garbage collector is removing the copies.
+    if (rd.metadata.deletionTimestamp) return 'done';
+    if (!isDistributable(rd)) throw new TerminalError(`distribution ${name} has no distributable spec.resource or no spec.targets`);
+    return reconcileDistribution(rd);
+  }
+
+  return {
+    reconcile: async (name) => {
+      const stopTimer = deps.metrics.reconcileDuration.startTimer();
+      try {
+        const result = await reconcileOnce(name);
+        const label = result === 'done' ? 'success' : 'requeue';
+        stopTimer({ result: label });
+        deps.metrics.reconcileTotal.inc({ result: label });
+        return result;
+      } catch (error) {
+        stopTimer({ result: 'error' });
+        deps.metrics.reconcileTotal.inc({ result: 'error' });
+        if (error instanceof TerminalError) {
+          log.warn({ name, err: error.message }, 'reconcile gave up until the distribution changes');
+          return 'done';
+        }
+        throw error;
+      }
+    },
+  };
+}

@@ -1,0 +1,72 @@
+// Which distributions a change concerns. Pure: (old, new) object -> names to enqueue. Watch
+// callbacks call these and enqueue; they never decide anything else.
+import { isTargeted } from '../domain/targets.js';
+import {
+  ANNOTATION_FROM,
+  LABEL_DISTRIBUTION,
+  type NamespaceInfo,
+  type Resource,
+  type ResourceDistribution,
+} from '../domain/types.js';
+
+export interface Change<T> {
+  old?: T;
+  current?: T;
+}
+
+function unique(names: readonly (string | undefined)[]): string[] {
+  return [...new Set(names.filter((name): name is string => typeof name === 'string' && name.length > 0))].sort();
+}
+
+/** A distribution concerns itself (created, changed, deleted: reconcile decides what that means). */
+export function distributionTriggers(change: Change<ResourceDistribution>): string[] {
+  return unique([change.old?.metadata.name, change.current?.metadata.name]);
+}
+
+function sameNamespaceInfo(a: NamespaceInfo, b: NamespaceInfo): boolean {
+  const left = Object.entries(a.labels);
+  return (
+    a.terminating === b.terminating &&
+    left.length === Object.keys(b.labels).length &&
+    left.every(([key, value]) => b.labels[key] === value)
+  );
+}
+
+function listsByName(rd: ResourceDistribution, namespace: string): boolean {
+  return (rd.spec?.targets?.includedNamespaces?.list ?? []).some((entry) => entry.name === namespace);
+}
+
+function concerns(rd: ResourceDistribution, ns: NamespaceInfo | undefined, forbidden: readonly string[]): boolean {
+  if (ns === undefined || rd.spec?.targets === undefined) return false;
+  return isTargeted(rd.spec.targets, ns, forbidden);
+}
+
+/**
+ * A namespace concerns every distribution that targets it before or after the change (copies to
+ * write or remove), and every distribution that lists it by name (it may have appeared or gone
+ * missing). A change that leaves labels and termination alone concerns nobody.
+ */
+export function namespaceTriggers(
+  change: Change<NamespaceInfo>,
+  distributions: readonly ResourceDistribution[],
+  forbidden: readonly string[] = [],
+): string[] {
+  const { old, current } = change;
+  if (old !== undefined && current !== undefined && sameNamespaceInfo(old, current)) return [];
+  const name = current?.name ?? old?.name;
+  if (name === undefined) return [];
+  return unique(
+    distributions
+      .filter((rd) => concerns(rd, old, forbidden) || concerns(rd, current, forbidden) || listsByName(rd, name))
+      .map((rd) => rd.metadata.name),
+  );
+}
+
+/** A copy concerns the distribution its label names and the one its `from` annotation names, before and after. */
+export function copyTriggers(change: Change<Resource>): string[] {
+  const names: (string | undefined)[] = [];
+  for (const object of [change.old, change.current]) {
+    names.push(object?.metadata.labels?.[LABEL_DISTRIBUTION], object?.metadata.annotations?.[ANNOTATION_FROM]);
+  }
+  return unique(names);
+}

@@ -1,0 +1,126 @@
+// The controller under the least privilege it documents (/tmp/brief/rbac-verbs.md, mirrored in
+// RULES below): a ServiceAccount bound to exactly these rules runs every kind of write the
+// reconciler and the generator make, and not one request is refused.
+import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ANNOTATION_FROM, type Resource } from '../../src/domain/types.js';
+import type { RunningController } from '../../src/reconcile/controller.js';
+import { startInProcessController } from './fixtures/in-process.js';
+import { condition, distributionOf, Kube } from './fixtures/kube.js';
+import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+
+const RULES: V1PolicyRule[] = [
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions'], verbs: ['list', 'watch'] },
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/status'], verbs: ['patch'] },
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/finalizers'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+];
+const LEASE_RULES: V1PolicyRule[] = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }];
+
+let admin: Kube;
+let rbac: RbacAuthorizationV1Api;
+let controller: RunningController;
+const name = uniqueName('rd-rbac');
+const account = uniqueName('rd-controller');
+const accountNs = uniqueName('rd-rbac-sa');
+
+async function restrictedKubeConfig(): Promise<KubeConfig> {
+  await admin.createNamed(accountNs);
+  await admin.core.createNamespacedServiceAccount({ namespace: accountNs, body: { metadata: { name: account } } });
+  const subjects = [{ kind: 'ServiceAccount', name: account, namespace: accountNs }];
+  await rbac.createClusterRole({ body: { metadata: { name: account }, rules: RULES } });
+  await rbac.createClusterRoleBinding({
+    body: { metadata: { name: account }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account }, subjects },
+  });
+  await rbac.createNamespacedRole({ namespace: 'default', body: { metadata: { name: account }, rules: LEASE_RULES } });
+  await rbac.createNamespacedRoleBinding({
+    namespace: 'default',
+    body: { metadata: { name: account }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: account }, subjects },
+  });
+  const token = await admin.core.createNamespacedServiceAccountToken({
+    namespace: accountNs,
+    name: account,
+    body: { spec: { audiences: [], expirationSeconds: 3600 } },
+  });
+  const cluster = admin.kc.getCurrentCluster()!;
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'local', server: cluster.server, caData: cluster.caData, skipTLSVerify: false }],
+    users: [{ name: account, token: token.status?.token }],
+    contexts: [{ name: 'local', cluster: 'local', user: account }],
+    currentContext: 'local',
+  });
+  return kc;
+}
+
+beforeAll(async () => {
+  const kc = loadKubeConfig();
+  admin = new Kube(kc);
+  rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  controller = await startInProcessController(await restrictedKubeConfig());
+});
+
+afterAll(async () => {
+  await controller?.stop();
+  await admin?.cleanup();
+  await Promise.allSettled([
+    rbac.deleteClusterRoleBinding({ name: account }),
+    rbac.deleteClusterRole({ name: account }),
+    rbac.deleteNamespacedRoleBinding({ namespace: 'default', name: account }),
+    rbac.deleteNamespacedRole({ namespace: 'default', name: account }),
+  ]);
+});
+
+function secret(type: string, data: Record<string, string>): Resource {
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, type, data };
+}
+
+describe('reconcile: least privilege', () => {
+  it('creates, updates, recreates, deletes, reports and generates with only the documented verbs', async () => {
+    const a = (await admin.createNamespace('rbac')).metadata!.name!;
+    const b = (await admin.createNamespace('rbac')).metadata!.name!;
+    const missing = admin.reserveNamespace('rbac-missing');
+    await admin.put({ ...secret('Opaque', { theirs: 'eA==' }), metadata: { name: 'creds', namespace: b } });
+    const list = (names: string[]) => ({ includedNamespaces: { list: names.map((n) => ({ name: n })) } });
+    await admin.createDistribution(distributionOf(name, secret('Opaque', { t: 'dA==' }), list([a, b, missing])));
+
+    // create + status patch + Event (conflict in b, namespace missing)
+    const rd = await admin.waitForStatus(name, (s) => s.succeeded === 1 && s.failed === 2);
+    expect(condition(rd, 'ConflictOccurred')?.failedNamespace).toEqual([b]);
+    const copy = (await admin.get('Secret', a, 'creds'))!;
+
+    // update (drift repaired)
+    await admin.put({ ...copy, data: { t: 'ZWRpdGVk' } });
+    await admin.waitForObject('Secret', a, 'creds', (o) => o?.data?.t === 'dA==');
+
+    // recreate (type change: delete with uid precondition + create)
+    await admin.updateDistribution(name, (d) => {
+      d.spec.resource = secret('kubernetes.io/basic-auth', { username: 'dQ==', password: 'cA==' });
+    });
+    await admin.waitForObject('Secret', a, 'creds', (o) => o?.type === 'kubernetes.io/basic-auth');
+
+    // generation on a new namespace (namespace get/watch, copy get + create)
+    await admin.updateDistribution(name, (d) => {
+      d.spec.targets = list([a, b, missing]);
+    });
+    const created = await admin.createNamed(missing);
+    controller.namespaceAdmitted({ name: missing, uid: created.metadata!.uid! });
+    await admin.waitForObject('Secret', missing, 'creds', (o) => o?.metadata.annotations?.[ANNOTATION_FROM] === name);
+
+    // delete (no longer targeted)
+    await admin.updateDistribution(name, (d) => {
+      d.spec.targets = list([missing]);
+    });
+    await admin.waitForObject('Secret', a, 'creds', (o) => o === undefined);
+    await admin.waitForStatus(name, (s) => s.desired === 1 && s.succeeded === 1);
+
+    await controller.idle();
+    const tally = controller.requests.tally();
+    // 409s are lost races (the generator and the reconciler both creating the new namespace's copy).
+    expect(Object.keys(tally.failures).filter((failure) => !failure.endsWith(' 409'))).toEqual([]);
+    for (const verb of ['create', 'update', 'delete', 'patch', 'get', 'list', 'watch'] as const) expect(tally.byVerb[verb]).toBeGreaterThan(0);
+    await waitFor(async () => ((await admin.get('Secret', b, 'creds'))?.data?.theirs === 'eA==' ? true : undefined), { what: 'foreign object untouched' });
+  });
+});

@@ -1,0 +1,86 @@
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/domain/clock.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { createController, type RunningController } from '../../../src/reconcile/controller.js';
+import { testSettings } from '../../e2e/fixtures/test-settings.js';
+import { distribution } from '../builders.js';
+import { FakeCluster } from './fake-cluster.js';
+import { silentLog } from './harness.js';
+
+const running: RunningController[] = [];
+
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((c) => c.stop()));
+});
+
+async function until(check: () => boolean, timeoutMs = 3_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+async function start(cluster: FakeCluster, identity: string): Promise<RunningController> {
+  const controller = createController({
+    kubeConfig: new KubeConfig(),
+    clusterApi: cluster.api,
+    log: silentLog,
+    clock: systemClock,
+    metrics: createMetrics(),
+    settings: testSettings({ identity, leaseName: 'leader' }),
+  });
+  running.push(controller);
+  await controller.start();
+  return controller;
+}
+
+describe('controller (over the in-memory cluster)', () => {
+  it('reconciles what its watches report, from distribution, namespace and copy changes alike', async () => {
+    const cluster = new FakeCluster();
+    cluster.putNamespace('ns-a', { team: 'a' });
+    const controller = await start(cluster, 'one');
+    await until(() => controller.isLeader());
+
+    cluster.putDistribution(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings') !== undefined);
+
+    cluster.putNamespace('ns-b', { team: 'a' });
+    await until(() => cluster.object('ConfigMap', 'ns-b', 'settings') !== undefined);
+
+    cluster.putNamespace('ns-a', {});
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings') === undefined);
+
+    const copy = cluster.object('ConfigMap', 'ns-b', 'settings')!;
+    cluster.putObject({ ...copy, data: { a: 'edited' } });
+    await until(() => cluster.object('ConfigMap', 'ns-b', 'settings')?.data?.a === '1');
+    await controller.idle();
+    expect(cluster.distributions.get('shared')?.status).toMatchObject({ desired: 1, succeeded: 1 });
+  });
+
+  it('answers namespaceExists from its cache (terminating counts as absent)', async () => {
+    const cluster = new FakeCluster();
+    cluster.putNamespace('live');
+    cluster.putNamespace('going', {}, true);
+    const controller = await start(cluster, 'one');
+    expect([controller.namespaceExists('live'), controller.namespaceExists('going'), controller.namespaceExists('never')]).toEqual([
+      true,
+      false,
+      false,
+    ]);
+  });
+
+  it('lets one replica of two lead; the other takes over when it stops', async () => {
+    const cluster = new FakeCluster();
+    const first = await start(cluster, 'one');
+    await until(() => first.isLeader());
+    const second = await start(cluster, 'two');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(second.isLeader()).toBe(false);
+
+    await first.stop();
+    await until(() => second.isLeader(), 3_000);
+    expect(cluster.leases.get('default/leader')?.spec.holderIdentity).toBe('two');
+  });
+});

@@ -1,0 +1,242 @@
+// An in-memory double of our ClusterApi: objects with uids and resourceVersions, the API server's
+// preconditions (AlreadyExists, Conflict, NotFound, delete by uid), watches, and failure injection.
+import type {
+  ClusterApi,
+  CopyRef,
+  EventObject,
+  LeaseObject,
+  NamespaceObject,
+  WatchCallbacks,
+  WatchedResource,
+  WatchEvent,
+} from '../../../src/k8s/cluster-api.js';
+import type { DistributionStatus, Resource, ResourceDistribution } from '../../../src/domain/types.js';
+
+/** Thrown like client-node's ApiException: numeric `code`, Status as a JSON string in `body`. */
+export class FakeApiError extends Error {
+  readonly body: string;
+  constructor(
+    readonly code: number,
+    reason: string,
+    message = reason,
+  ) {
+    super(`HTTP ${code} ${reason}`);
+    this.body = JSON.stringify({ kind: 'Status', code, reason, message });
+  }
+}
+
+export type Failure = (method: keyof ClusterApi, args: readonly unknown[]) => Error | undefined;
+
+type Kept = { metadata: { name?: string; namespace?: string; uid?: string; resourceVersion?: string } };
+
+export class FakeCluster {
+  readonly distributions = new Map<string, ResourceDistribution>();
+  readonly namespaces = new Map<string, NamespaceObject>();
+  readonly copies = new Map<string, Resource>();
+  readonly leases = new Map<string, LeaseObject>();
+  readonly events: EventObject[] = [];
+  readonly calls: { method: keyof ClusterApi; args: readonly unknown[] }[] = [];
+  private readonly watchers = new Map<WatchedResource, Set<WatchCallbacks>>();
+  private failures: Failure[] = [];
+  private version = 100;
+  private uids = 0;
+
+  /** Makes matching calls fail (first matching rule wins) until `clearFailures()`. */
+  failWhen(failure: Failure): void {
+    this.failures.push(failure);
+  }
+
+  clearFailures(): void {
+    this.failures = [];
+  }
+
+  nextVersion(): string {
+    this.version += 1;
+    return String(this.version);
+  }
+
+  private stamp<T extends Kept>(object: T, fresh: boolean): T {
+    const copy = structuredClone(object);
+    if (fresh) copy.metadata.uid = `uid-${++this.uids}`;
+    copy.metadata.resourceVersion = this.nextVersion();
+    return copy;
+  }
+
+  private emit(resource: WatchedResource, type: WatchEvent['type'], object: Kept): void {
+    for (const watcher of this.watchers.get(resource) ?? []) {
+      watcher.onEvent({ type, object: structuredClone(object) });
+    }
+  }
+
+  /** Seeds or changes objects directly (as another client would), with watch events. */
+  putNamespace(name: string, labels: Record<string, string> = {}, terminating = false, silent = false): NamespaceObject {
+    const old = this.namespaces.get(name);
+    const ns = this.stamp<NamespaceObject>(
+      {
+        apiVersion: 'v1',
+        kind: 'Namespace',
+        metadata: { name, uid: old?.metadata.uid, labels, ...(terminating ? { deletionTimestamp: '2024-01-01T00:00:00Z' } : {}) },
+      },
+      old === undefined,
+    );
+    this.namespaces.set(name, ns);
+    // silent: as if the watch had missed it.
+    if (!silent) this.emit('namespaces', old ? 'MODIFIED' : 'ADDED', ns);
+    return ns;
+  }
+
+  putDistribution(rd: ResourceDistribution): ResourceDistribution {
+    const old = this.distributions.get(rd.metadata.name);
+    const stored = this.stamp(rd, old === undefined && rd.metadata.uid === undefined);
+    if (old) stored.metadata.uid = old.metadata.uid;
+    this.distributions.set(rd.metadata.name, stored);
+    this.emit('distributions', old ? 'MODIFIED' : 'ADDED', stored);
+    return stored;
+  }
+
+  deleteDistribution(name: string): void {
+    const old = this.distributions.get(name);
+    if (!old) return;
+    this.distributions.delete(name);
+    this.emit('distributions', 'DELETED', old);
+  }
+
+  putObject(object: Resource): Resource {
+    const key = keyOf(object.kind, object.metadata.namespace ?? '', object.metadata.name ?? '');
+    const old = this.copies.get(key);
+    const stored = this.stamp(object, old === undefined);
+    if (old) stored.metadata.uid = old.metadata.uid;
+    this.copies.set(key, stored);
+    this.emitCopy(old ? 'MODIFIED' : 'ADDED', stored);
+    return stored;
+  }
+
+  removeObject(kind: string, namespace: string, name: string): void {
+    const key = keyOf(kind, namespace, name);
+    const old = this.copies.get(key);
+    if (!old) return;
+    this.copies.delete(key);
+    this.emitCopy('DELETED', old);
+  }
+
+  object(kind: string, namespace: string, name: string): Resource | undefined {
+    return this.copies.get(keyOf(kind, namespace, name));
+  }
+
+  callsOf(method: keyof ClusterApi): number {
+    return this.calls.filter((call) => call.method === method).length;
+  }
+
+  private emitCopy(type: WatchEvent['type'], object: Resource): void {
+    // The label selector of our copy watches.
+    if (object.metadata.labels?.['resource-distributor.io/distribution'] === undefined) return;
+    this.emit(object.kind === 'Secret' ? 'secrets' : 'configmaps', type, object);
+  }
+
+  /** Records the call; rejects when a failure rule matches. */
+  private check(method: keyof ClusterApi, args: readonly unknown[]): Promise<void> {
+    this.calls.push({ method, args });
+    for (const failure of this.failures) {
+      const error = failure(method, args);
+      if (error) return Promise.reject(error);
+    }
+    return Promise.resolve();
+  }
+
+  readonly api: ClusterApi = {
+    listDistributions: async () => {
+      await this.check('listDistributions', []);
+      return { items: [...this.distributions.values()].map((rd) => structuredClone(rd)), resourceVersion: String(this.version) };
+    },
+    listNamespaces: async () => {
+      await this.check('listNamespaces', []);
+      return { items: [...this.namespaces.values()].map((ns) => structuredClone(ns)), resourceVersion: String(this.version) };
+    },
+    listCopies: async (kind, labelSelector) => {
+      await this.check('listCopies', [kind, labelSelector]);
+      const items = [...this.copies.values()].filter(
+        (object) => object.kind === kind && object.metadata.labels?.[labelSelector] !== undefined,
+      );
+      return { items: items.map((object) => structuredClone(object)), resourceVersion: String(this.version) };
+    },
+    watch: async (resource, options, callbacks) => {
+      await this.check('watch', [resource, options]);
+      const set = this.watchers.get(resource) ?? new Set<WatchCallbacks>();
+      set.add(callbacks);
+      this.watchers.set(resource, set);
+      return { stop: () => set.delete(callbacks) };
+    },
+    getNamespace: async (name) => {
+      await this.check('getNamespace', [name]);
+      const ns = this.namespaces.get(name);
+      return ns ? structuredClone(ns) : undefined;
+    },
+    getCopy: async (ref) => {
+      await this.check('getCopy', [ref]);
+      const found = this.copies.get(keyOf(ref.kind, ref.namespace, ref.name));
+      return found ? structuredClone(found) : undefined;
+    },
+    createCopy: async (object) => {
+      await this.check('createCopy', [object]);
+      const ns = object.metadata.namespace ?? '';
+      if (!this.namespaces.has(ns)) throw new FakeApiError(404, 'NotFound', `namespaces "${ns}" not found`);
+      if (this.object(object.kind, ns, object.metadata.name ?? '')) throw new FakeApiError(409, 'AlreadyExists');
+      return structuredClone(this.putObject(object));
+    },
+    replaceCopy: async (object) => {
+      await this.check('replaceCopy', [object]);
+      const held = this.object(object.kind, object.metadata.namespace ?? '', object.metadata.name ?? '');
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      if (held.metadata.resourceVersion !== object.metadata.resourceVersion) throw new FakeApiError(409, 'Conflict');
+      return structuredClone(this.putObject(object));
+    },
+    deleteCopy: async (ref: CopyRef, uid) => {
+      await this.check('deleteCopy', [ref, uid]);
+      const held = this.object(ref.kind, ref.namespace, ref.name);
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      if (held.metadata.uid !== uid) throw new FakeApiError(409, 'Conflict', 'Precondition failed: UID in precondition');
+      this.removeObject(ref.kind, ref.namespace, ref.name);
+    },
+    patchDistributionStatus: async (name, status: DistributionStatus) => {
+      await this.check('patchDistributionStatus', [name, status]);
+      const held = this.distributions.get(name);
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      const updated = { ...held, status: structuredClone(status) };
+      updated.metadata = { ...held.metadata, resourceVersion: this.nextVersion() };
+      this.distributions.set(name, updated);
+      this.emit('distributions', 'MODIFIED', updated);
+      return structuredClone(updated);
+    },
+    createEvent: async (event) => {
+      await this.check('createEvent', [event]);
+      this.events.push(event);
+    },
+    getLease: async (namespace, name) => {
+      await this.check('getLease', [namespace, name]);
+      const lease = this.leases.get(`${namespace}/${name}`);
+      return lease ? structuredClone(lease) : undefined;
+    },
+    createLease: async (lease) => {
+      await this.check('createLease', [lease]);
+      const key = `${lease.metadata.namespace}/${lease.metadata.name}`;
+      if (this.leases.has(key)) throw new FakeApiError(409, 'AlreadyExists');
+      const stored = this.stamp<LeaseObject>(lease, true);
+      this.leases.set(key, stored);
+      return structuredClone(stored);
+    },
+    replaceLease: async (lease) => {
+      await this.check('replaceLease', [lease]);
+      const key = `${lease.metadata.namespace}/${lease.metadata.name}`;
+      const held = this.leases.get(key);
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      if (held.metadata.resourceVersion !== lease.metadata.resourceVersion) throw new FakeApiError(409, 'Conflict');
+      const stored = this.stamp<LeaseObject>(lease, false);
+      this.leases.set(key, stored);
+      return structuredClone(stored);
+    },
+  };
+}
+
+export function keyOf(kind: string, namespace: string, name: string): string {
+  return `${kind}/${namespace}/${name}`;
+}

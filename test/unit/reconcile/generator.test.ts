@@ -1,0 +1,96 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { systemClock } from '../../../src/domain/clock.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { createGenerator, type Generator } from '../../../src/reconcile/generator.js';
+import { distribution, foreign } from '../builders.js';
+import { silentLog, startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+let generator: Generator;
+
+afterEach(async () => {
+  await generator?.stop();
+  h?.caches.stop();
+});
+
+async function setup(): Promise<void> {
+  h = await startHarness();
+  generator = createGenerator({
+    api: h.requests.api,
+    caches: h.caches,
+    writer: h.writer,
+    clock: systemClock,
+    log: silentLog,
+    metrics: createMetrics(),
+    forbiddenNamespaces: [],
+    parallelism: 4,
+    waitTimeoutMs: 400,
+    pollAfterMs: 150,
+    pollIntervalMs: 50,
+    updateSettleMs: 200,
+  });
+  h.listeners.push((change) => {
+    if (change.resource === 'namespaces') generator.namespaceChanged(change.change.current?.info.name ?? '');
+  });
+  h.cluster.putDistribution(distribution('team-a').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+  h.cluster.putDistribution(distribution('team-b').configMap('other', { b: '1' }).matchLabels({ team: 'b' }).build());
+}
+
+describe('namespace generator', () => {
+  it('waits for an admitted namespace to appear, then writes the copies of the distributions that target it', async () => {
+    await setup();
+    generator.namespaceAdmitted({ name: 'fresh', uid: 'uid-1' });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    h.cluster.putNamespace('fresh', { team: 'a' });
+    await generator.idle();
+
+    expect(h.cluster.object('ConfigMap', 'fresh', 'settings')?.data).toEqual({ a: '1' });
+    expect(h.cluster.object('ConfigMap', 'fresh', 'other')).toBeUndefined();
+    // Status is the leader's business.
+    expect(h.cluster.callsOf('patchDistributionStatus')).toBe(0);
+  });
+
+  it('gives up quietly when the namespace never appears', async () => {
+    await setup();
+    const started = Date.now();
+    generator.namespaceAdmitted({ name: 'rejected', uid: 'uid-1' });
+    await generator.idle();
+    expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(h.requests.tally().writes).toBe(0);
+  });
+
+  it('ignores a namespace of the same name but another uid (deleted and recreated)', async () => {
+    await setup();
+    h.cluster.putNamespace('reused', { team: 'a' });
+    generator.namespaceAdmitted({ name: 'reused', uid: 'some-older-uid' });
+    await generator.idle();
+    expect(h.cluster.object('ConfigMap', 'reused', 'settings')).toBeUndefined();
+  });
+
+  it('asks the API server when the cache does not see the namespace in time', async () => {
+    await setup();
+    const ns = h.cluster.putNamespace('unseen', { team: 'a' }, false, true);
+    generator.namespaceAdmitted({ name: 'unseen', uid: ns.metadata.uid! });
+    await generator.idle();
+    expect(h.cluster.object('ConfigMap', 'unseen', 'settings')).toBeDefined();
+    expect(h.requests.tally().byRequest['get namespaces']).toBeGreaterThanOrEqual(1);
+  });
+
+  it('goes through the ownership rules: a foreign object is left alone', async () => {
+    await setup();
+    h.cluster.putNamespace('taken', { team: 'a' }, false, true);
+    const theirs = h.cluster.putObject(foreign('ConfigMap', 'settings', 'taken').build());
+    generator.namespaceAdmitted({ name: 'taken', uid: h.cluster.namespaces.get('taken')!.metadata.uid! });
+    await generator.idle();
+    expect(h.cluster.object('ConfigMap', 'taken', 'settings')).toEqual(theirs);
+  });
+
+  it('on an admitted update, writes for the labels it lands with', async () => {
+    await setup();
+    const ns = h.cluster.putNamespace('relabelled', { team: 'x' });
+    generator.namespaceAdmitted({ name: 'relabelled', uid: ns.metadata.uid! });
+    h.cluster.putNamespace('relabelled', { team: 'b' });
+    await generator.idle();
+    expect(h.cluster.object('ConfigMap', 'relabelled', 'other')?.data).toEqual({ b: '1' });
+  });
+});

@@ -1,0 +1,48 @@
+// Wires the reconciler over the in-memory cluster double, with real caches fed by its watches.
+import { createLogger } from '../../../src/log.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { createCaches, type CacheChange, type Caches } from '../../../src/k8s/caches.js';
+import { countRequests, type CountingClusterApi } from '../../../src/k8s/counting-cluster-api.js';
+import { createEventRecorder } from '../../../src/k8s/event-recorder.js';
+import { createCopyWriter, type CopyWriter } from '../../../src/reconcile/copy-writer.js';
+import { createReconciler, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import { T0 } from '../builders.js';
+import { FakeCluster } from './fake-cluster.js';
+
+export const silentLog = createLogger({ level: 'silent' });
+
+export interface Harness {
+  cluster: FakeCluster;
+  caches: Caches;
+  requests: CountingClusterApi;
+  writer: CopyWriter;
+  reconciler: Reconciler;
+  metrics: ReturnType<typeof createMetrics>;
+  /** Called with every cache change (as the controller's watch callbacks would be). */
+  listeners: ((change: CacheChange) => void)[];
+}
+
+export async function startHarness(options: { forbidden?: string[]; parallelism?: number } = {}): Promise<Harness> {
+  const cluster = new FakeCluster();
+  const requests = countRequests(cluster.api);
+  const metrics = createMetrics();
+  const clock = (): Date => T0;
+  const listeners: ((change: CacheChange) => void)[] = [];
+  const caches = createCaches({ api: requests.api, log: silentLog, onChange: (change) => listeners.forEach((listen) => listen(change)) });
+  caches.start();
+  await caches.whenSynced();
+  const writer = createCopyWriter({ api: requests.api, log: silentLog, copies: caches.copies });
+  const reconciler = createReconciler({
+    api: requests.api,
+    caches,
+    writer,
+    events: createEventRecorder({ api: requests.api, clock, log: silentLog, instance: 'test' }),
+    clock,
+    log: silentLog,
+    metrics,
+    applyParallelism: options.parallelism ?? 4,
+    forbiddenNamespaces: options.forbidden ?? [],
+  });
+  requests.reset();
+  return { cluster, caches, requests, writer, reconciler, metrics, listeners };
+}

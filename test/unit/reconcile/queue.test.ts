@@ -1,0 +1,140 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { WorkQueue, type ProcessResult } from '../../../src/reconcile/queue.js';
+import { silentLog } from './harness.js';
+
+interface Pending {
+  name: string;
+  finish(result?: ProcessResult | Error): void;
+}
+
+/** A queue whose reconciles stay in flight until the test finishes them. */
+function controlledQueue(concurrency = 2) {
+  const pending: Pending[] = [];
+  const started: string[] = [];
+  const depths: number[] = [];
+  const queue = new WorkQueue({
+    concurrency,
+    log: silentLog,
+    backoffInitialMs: 100,
+    backoffMaxMs: 1_000,
+    onDepth: (depth) => depths.push(depth),
+    process: (name) =>
+      new Promise<ProcessResult>((resolve, reject) => {
+        started.push(name);
+        pending.push({
+          name,
+          finish: (result = 'done') => (result instanceof Error ? reject(result) : resolve(result)),
+        });
+      }),
+  });
+  const finish = async (name: string, result?: ProcessResult | Error) => {
+    const index = pending.findIndex((p) => p.name === name);
+    const [entry] = pending.splice(index, 1);
+    entry!.finish(result);
+    await vi.advanceTimersByTimeAsync(0);
+  };
+  return { queue, pending, started, depths, finish };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('WorkQueue', () => {
+  it('de-duplicates names that wait', () => {
+    const { queue, started } = controlledQueue(1);
+    queue.start();
+    queue.addAll(['a', 'b', 'b', 'c', 'b']);
+    expect(started).toEqual(['a']);
+    expect(queue.depth).toBe(2);
+  });
+
+  it('runs at most `concurrency` reconciles at once', async () => {
+    const { queue, started, finish } = controlledQueue(2);
+    queue.start();
+    queue.addAll(['a', 'b', 'c', 'd']);
+    expect(started).toEqual(['a', 'b']);
+    await finish('a');
+    expect(started).toEqual(['a', 'b', 'c']);
+  });
+
+  it('never runs one name twice at once, and runs it again after when re-added meanwhile', async () => {
+    const { queue, started, finish } = controlledQueue(4);
+    queue.start();
+    queue.add('a');
+    queue.add('a');
+    queue.add('a');
+    expect(started).toEqual(['a']);
+    await finish('a');
+    expect(started).toEqual(['a', 'a']);
+    await finish('a');
+    expect(started).toEqual(['a', 'a']);
+  });
+
+  it.each<[string, ProcessResult | Error]>([
+    ['asks for a retry', 'retry'],
+    ['throws', new Error('boom')],
+  ])('backs off exponentially when a reconcile %s, and resets on success', async (_, failure) => {
+    const { queue, started, finish } = controlledQueue();
+    queue.start();
+    queue.add('a');
+    const delays: number[] = [];
+    for (let attempt = 0; attempt < 5; attempt++) {
+      await finish('a', failure);
+      const before = started.length;
+      let waited = 0;
+      while (started.length === before) {
+        await vi.advanceTimersByTimeAsync(10);
+        waited += 10;
+      }
+      delays.push(waited);
+    }
+    expect(delays).toEqual([100, 200, 400, 800, 1000]);
+    await finish('a', 'done');
+    queue.add('a');
+    await finish('a', failure);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started.length).toBe(8);
+  });
+
+  it('runs a name at once when it is added during its backoff', async () => {
+    const { queue, started, finish } = controlledQueue();
+    queue.start();
+    queue.add('a');
+    await finish('a', 'retry');
+    queue.add('a');
+    expect(started).toEqual(['a', 'a']);
+  });
+
+  it('reports its depth and resolves idle() when drained', async () => {
+    const { queue, depths, finish } = controlledQueue(1);
+    queue.start();
+    queue.addAll(['a', 'b']);
+    let idle = false;
+    void queue.idle().then(() => (idle = true));
+    await finish('a');
+    expect(idle).toBe(false);
+    await finish('b');
+    expect(idle).toBe(true);
+    expect(depths.at(-1)).toBe(0);
+    expect(Math.max(...depths)).toBe(1);
+  });
+
+  it('stops taking work, drops what waits, and waits for what is in flight', async () => {
+    const { queue, started, finish } = controlledQueue(1);
+    queue.start();
+    queue.addAll(['a', 'b']);
+    let stopped = false;
+    void queue.stop().then(() => (stopped = true));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(stopped).toBe(false);
+    await finish('a', 'retry');
+    expect(stopped).toBe(true);
+    queue.add('c');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(started).toEqual(['a']);
+  });
+});

@@ -1,0 +1,220 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { ANNOTATION_FROM, LABEL_DISTRIBUTION, type ResourceDistribution } from '../../../src/domain/types.js';
+import type { ClusterApi } from '../../../src/k8s/cluster-api.js';
+import { copyOf, distribution, foreign } from '../builders.js';
+import { FakeApiError } from './fake-cluster.js';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+
+afterEach(() => h?.caches.stop());
+
+function condition(rd: ResourceDistribution | undefined, type: string) {
+  return rd?.status?.conditions.find((c) => c.type === type);
+}
+
+async function withNamespaces(...names: string[]): Promise<Harness> {
+  h = await startHarness();
+  for (const name of names) h.cluster.putNamespace(name, { team: 'a' });
+  return h;
+}
+
+const shared = () => distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' });
+
+describe('reconcile', () => {
+  it('creates a copy in every target namespace and writes status once', async () => {
+    await withNamespaces('ns-a', 'ns-b', 'ns-c');
+    h.cluster.putDistribution(shared().included('ns-missing').build());
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    for (const ns of ['ns-a', 'ns-b', 'ns-c']) expect(h.cluster.object('ConfigMap', ns, 'settings')?.data).toEqual({ a: '1' });
+    const rd = h.cluster.distributions.get('shared');
+    expect(rd?.status).toMatchObject({ desired: 4, succeeded: 3, failed: 1 });
+    expect(rd?.status?.conditions.map((c) => c.type)).toEqual([
+      'GetResourceFailed',
+      'CreateResourceFailed',
+      'UpdateResourceFailed',
+      'DeleteResourceFailed',
+      'ConflictOccurred',
+      'NamespaceNotExists',
+    ]);
+    expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespace: ['ns-missing'] });
+    // New targets are not cached: one GET each to tell "absent" from "foreign", then the create.
+    expect(h.requests.tally().byRequest).toEqual({ 'get configmaps': 3, 'create configmaps': 3, 'patch resourcedistributions': 1, 'create events': 1 });
+  });
+
+  it('makes no request at all on a pass over a converged distribution', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    h.cluster.putDistribution(shared().build());
+    await h.reconciler.reconcile('shared');
+    h.requests.reset();
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.requests.tally()).toMatchObject({ writes: 0, byVerb: {} });
+  });
+
+  it('keeps applying after a failure and asks for a retry when the failure is transient', async () => {
+    await withNamespaces('ns-a', 'ns-b', 'ns-c');
+    h.cluster.putDistribution(shared().build());
+    h.cluster.failWhen((method, args) =>
+      method === 'createCopy' && (args[0] as { metadata: { namespace: string } }).metadata.namespace === 'ns-b'
+        ? new FakeApiError(503, 'ServiceUnavailable', 'etcd is busy')
+        : undefined,
+    );
+
+    expect(await h.reconciler.reconcile('shared')).toBe('retry');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeDefined();
+    expect(h.cluster.object('ConfigMap', 'ns-c', 'settings')).toBeDefined();
+    const rd = h.cluster.distributions.get('shared');
+    expect(rd?.status).toMatchObject({ desired: 3, succeeded: 2, failed: 1 });
+    expect(condition(rd, 'CreateResourceFailed')).toMatchObject({ status: 'True', failedNamespace: ['ns-b'] });
+
+    h.cluster.clearFailures();
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ succeeded: 3, failed: 0 });
+  });
+
+  it.each<[string, FakeApiError, 'done' | 'retry']>([
+    ['server unavailable: retry', new FakeApiError(503, 'ServiceUnavailable'), 'retry'],
+    ['throttled: retry', new FakeApiError(429, 'TooManyRequests'), 'retry'],
+    ['created by someone else meanwhile: retry (next pass classifies it)', new FakeApiError(409, 'AlreadyExists'), 'retry'],
+    ['forbidden: wait for a change', new FakeApiError(403, 'Forbidden'), 'done'],
+    ['invalid: wait for a change', new FakeApiError(422, 'Invalid'), 'done'],
+  ])('a create failing with %s', async (_, error, expected) => {
+    await withNamespaces('ns-a');
+    h.cluster.putDistribution(shared().build());
+    h.cluster.failWhen((method) => (method === 'createCopy' ? error : undefined));
+    expect(await h.reconciler.reconcile('shared')).toBe(expected);
+  });
+
+  it('leaves a foreign object alone, reports it once, and does not retry', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    const original = h.cluster.putObject(foreign('ConfigMap', 'settings', 'ns-b').data({ mine: 'x' }).build());
+    h.cluster.putDistribution(shared().build());
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toEqual(original);
+    const rd = h.cluster.distributions.get('shared');
+    expect(condition(rd, 'ConflictOccurred')).toMatchObject({ status: 'True', failedNamespace: ['ns-b'] });
+    expect(h.cluster.events.map((e) => [e.reason, e.type])).toEqual([['ResourceConflict', 'Warning']]);
+    expect(h.cluster.events[0]?.message).not.toContain('mine');
+  });
+
+  it('repairs a drifted copy, and recreates a deleted one', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    h.cluster.putDistribution(shared().build());
+    await h.reconciler.reconcile('shared');
+    const drifted = h.cluster.object('ConfigMap', 'ns-a', 'settings')!;
+    h.cluster.putObject({ ...drifted, data: { a: 'edited' } });
+    h.cluster.removeObject('ConfigMap', 'ns-b', 'settings');
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toMatchObject({ data: { a: '1' }, metadata: { uid: drifted.metadata.uid } });
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')?.data).toEqual({ a: '1' });
+  });
+
+  it('removes copies from namespaces no longer targeted', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    h.cluster.putDistribution(shared().build());
+    await h.reconciler.reconcile('shared');
+    h.cluster.putNamespace('ns-b', { team: 'b' });
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ desired: 1, succeeded: 1 });
+  });
+
+  it('removes the leftovers of a deleted distribution, but not objects someone else took over', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    const rd = h.cluster.putDistribution(shared().build());
+    h.cluster.putObject(copyOf(rd, 'ns-a').build());
+    h.cluster.putObject(copyOf(rd, 'ns-b').annotation(ANNOTATION_FROM, 'someone').build());
+    h.cluster.deleteDistribution('shared');
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeDefined();
+  });
+
+  it('deletes our copies that no longer match the template kind or name', async () => {
+    await withNamespaces('ns-a');
+    const rd = h.cluster.putDistribution(shared().build());
+    h.cluster.putObject(copyOf(rd, 'ns-a').build());
+    const renamed = h.cluster.putDistribution({ ...rd, spec: { ...rd.spec, resource: { ...rd.spec.resource, metadata: { name: 'renamed' } } } });
+
+    expect(await h.reconciler.reconcile(renamed.metadata.name)).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'renamed')?.metadata.labels?.[LABEL_DISTRIBUTION]).toBe('shared');
+  });
+
+  it('writes status only when it changed, and emits an event only when a failure appears', async () => {
+    await withNamespaces('ns-a');
+    h.cluster.putDistribution(shared().included('later').build());
+    await h.reconciler.reconcile('shared');
+    await h.reconciler.reconcile('shared');
+    expect(h.cluster.callsOf('patchDistributionStatus')).toBe(1);
+    expect(h.cluster.events.map((e) => e.reason)).toEqual(['NamespaceNotFound']);
+
+    h.cluster.putNamespace('later', {});
+    await h.reconciler.reconcile('shared');
+    expect(h.cluster.callsOf('patchDistributionStatus')).toBe(2);
+    expect(condition(h.cluster.distributions.get('shared'), 'NamespaceNotExists')?.status).toBe('False');
+    expect(h.cluster.events).toHaveLength(1);
+  });
+
+  it('reports a failed read of an uncached target under GetResourceFailed and retries', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    h.cluster.putDistribution(shared().build());
+    h.cluster.failWhen((method: keyof ClusterApi, args) =>
+      method === 'getCopy' && (args[0] as { namespace: string }).namespace === 'ns-a' ? new FakeApiError(500, 'InternalError') : undefined,
+    );
+
+    expect(await h.reconciler.reconcile('shared')).toBe('retry');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeDefined();
+    expect(condition(h.cluster.distributions.get('shared'), 'GetResourceFailed')).toMatchObject({
+      status: 'True',
+      failedNamespace: ['ns-a'],
+    });
+  });
+
+  it('recreates a Secret whose type changed (new uid)', async () => {
+    await withNamespaces('ns-a');
+    const secret = () => distribution('creds').secret('creds', { token: 't' }).matchLabels({ team: 'a' });
+    h.cluster.putDistribution(secret().build());
+    await h.reconciler.reconcile('creds');
+    const before = h.cluster.object('Secret', 'ns-a', 'creds')!;
+    h.cluster.putDistribution(secret().type('kubernetes.io/basic-auth').data({ username: 'dQ==', password: 'cA==' }).build());
+
+    expect(await h.reconciler.reconcile('creds')).toBe('done');
+
+    const after = h.cluster.object('Secret', 'ns-a', 'creds')!;
+    expect(after.type).toBe('kubernetes.io/basic-auth');
+    expect(after.metadata.uid).not.toBe(before.metadata.uid);
+  });
+});
+
+describe('reconcile: what is never distributed', () => {
+  it.each([
+    ['a service-account token Secret', distribution('bad').secret('token', {}, 'kubernetes.io/service-account-token')],
+    ['a Helm release Secret', distribution('bad').secret('release', {}, 'helm.sh/release.v1')],
+    ['a kind other than Secret or ConfigMap', distribution('bad').field('kind', 'Pod')],
+  ])('%s (stored while admission was off): no write, no retry', async (_, built) => {
+    h = await startHarness();
+    h.cluster.putNamespace('ns-a');
+    h.cluster.putDistribution(built.allNamespaces().build());
+    expect(await h.reconciler.reconcile('bad')).toBe('done');
+    expect(h.requests.tally().writes).toBe(0);
+  });
+});

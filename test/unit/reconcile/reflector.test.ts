@@ -1,0 +1,135 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { WatchCallbacks } from '../../../src/k8s/cluster-api.js';
+import { Reflector } from '../../../src/k8s/reflector.js';
+import { Store, type StoreChange } from '../../../src/k8s/store.js';
+import { silentLog } from './harness.js';
+
+type Item = { metadata: { name: string; uid: string; resourceVersion: string } };
+
+const item = (name: string, resourceVersion: string): Item => ({ metadata: { name, uid: `uid-${name}`, resourceVersion } });
+
+/** A scripted API: what lists return, and a handle on the current watch. */
+function scripted() {
+  const state = { items: [item('a', '1')], version: '1', lists: 0, watches: [] as { from: string; callbacks: WatchCallbacks; stopped: boolean }[] };
+  const changes: StoreChange<Item>[] = [];
+  const store = new Store<Item>();
+  const reflector = new Reflector<Item>({
+    resource: 'things',
+    store,
+    log: silentLog,
+    watchTimeoutSeconds: 60,
+    stallGraceMs: 5_000,
+    backoffInitialMs: 100,
+    backoffMaxMs: 1_000,
+    onChange: (change) => changes.push(change),
+    list: () => {
+      state.lists += 1;
+      return Promise.resolve({ items: structuredClone(state.items), resourceVersion: state.version });
+    },
+    watch: (options, callbacks) => {
+      const watch = { from: options.resourceVersion, callbacks, stopped: false };
+      state.watches.push(watch);
+      return Promise.resolve({ stop: () => (watch.stopped = true) });
+    },
+  });
+  const current = () => state.watches.at(-1)!;
+  return { state, changes, store, reflector, current };
+}
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('Reflector', () => {
+  it('lists, then watches from the list resourceVersion, applying events', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await s.reflector.whenSynced();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.store.keys()).toEqual(['a']);
+    expect(s.current().from).toBe('1');
+
+    s.current().callbacks.onEvent({ type: 'ADDED', object: item('b', '2') });
+    s.current().callbacks.onEvent({ type: 'MODIFIED', object: item('a', '3') });
+    s.current().callbacks.onEvent({ type: 'DELETED', object: item('b', '4') });
+    expect(s.store.keys()).toEqual(['a']);
+    expect(s.changes.map((c) => `${c.old?.metadata.name ?? '-'}>${c.current?.metadata.name ?? '-'}`)).toEqual(['->a', '->b', 'a>a', 'b>-']);
+    s.reflector.stop();
+  });
+
+  it('resumes from the last resourceVersion (bookmarks included) when the server ends the watch', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    s.current().callbacks.onEvent({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '9' } } });
+    await vi.advanceTimersByTimeAsync(2_000);
+    s.current().callbacks.onDone();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.state.watches.map((w) => w.from)).toEqual(['1', '9']);
+    expect(s.state.lists).toBe(1);
+    s.reflector.stop();
+  });
+
+  it('relists when the resourceVersion is too old (410), reporting what changed meanwhile', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    s.state.items = [item('c', '20')];
+    s.state.version = '20';
+    s.current().callbacks.onEvent({ type: 'ERROR', object: { code: 410, reason: 'Expired' } });
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.state.lists).toBe(2);
+    expect(s.store.keys()).toEqual(['c']);
+    expect(s.changes.slice(1).map((c) => `${c.old?.metadata.name ?? '-'}>${c.current?.metadata.name ?? '-'}`)).toEqual(['->c', 'a>-']);
+    expect(s.current().from).toBe('20');
+    s.reflector.stop();
+  });
+
+  it('keeps going after errors, with backoff, where the client-node informer would stop', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    s.current().callbacks.onDone(new Error('ECONNRESET'));
+    await vi.advanceTimersByTimeAsync(50);
+    expect(s.state.watches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(100);
+    expect(s.state.watches).toHaveLength(2);
+    s.current().callbacks.onEvent({ type: 'ERROR', object: { code: 500, reason: 'InternalError' } });
+    await vi.advanceTimersByTimeAsync(300);
+    expect(s.state.watches).toHaveLength(3);
+    s.reflector.stop();
+  });
+
+  it('restarts a watch that went silent (no event, no bookmark)', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    await vi.advanceTimersByTimeAsync(64_000);
+    expect(s.state.watches).toHaveLength(1);
+    await vi.advanceTimersByTimeAsync(2_000);
+    expect(s.state.watches).toHaveLength(2);
+    expect(s.state.watches[0]?.stopped).toBe(true);
+    s.reflector.stop();
+  });
+});
+
+describe('Store write-through', () => {
+  it('takes our update only over the version it replaced, and never resurrects a deleted object', () => {
+    const store = new Store<Item>();
+    store.replace([item('a', '1')]);
+    store.observeWrite(item('a', '2'), '1');
+    expect(store.get('a')?.metadata.resourceVersion).toBe('2');
+    store.observeWrite(item('a', '3'), '1');
+    expect(store.get('a')?.metadata.resourceVersion).toBe('2');
+    // The watch event of our own write changes nothing.
+    expect(store.applyEvent('MODIFIED', item('a', '2'))).toBeUndefined();
+
+    store.applyEvent('ADDED', item('b', '5'));
+    store.applyEvent('DELETED', item('b', '6'));
+    store.observeWrite(item('b', '5'));
+    expect(store.get('b')).toBeUndefined();
+  });
+});

@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { ANNOTATION_FROM, LABEL_DISTRIBUTION, type NamespaceInfo, type Resource } from '../../../src/domain/types.js';
+import { copyTriggers, distributionTriggers, namespaceTriggers, type Change } from '../../../src/reconcile/triggers.js';
+import { copyOf, distribution, foreign, namespace, terminating } from '../builders.js';
+
+const byLabel = distribution('by-label').matchLabels({ team: 'a' }).build();
+const byName = distribution('by-name').included('named').build();
+const everywhere = distribution('everywhere').allNamespaces().excluded('quiet').build();
+const distributions = [byLabel, byName, everywhere];
+
+describe('namespaceTriggers', () => {
+  it.each<[string, Change<NamespaceInfo>, string[]]>([
+    ['a new namespace with the label', { current: namespace('n', { team: 'a' }) }, ['by-label', 'everywhere']],
+    ['a new namespace without it', { current: namespace('n') }, ['everywhere']],
+    ['label added', { old: namespace('n'), current: namespace('n', { team: 'a' }) }, ['by-label', 'everywhere']],
+    ['label removed: the old match counts', { old: namespace('n', { team: 'a' }), current: namespace('n') }, ['by-label', 'everywhere']],
+    ['label changed to another team', { old: namespace('n', { team: 'a' }), current: namespace('n', { team: 'b' }) }, ['by-label', 'everywhere']],
+    ['nothing that matters changed', { old: namespace('n', { team: 'a' }), current: namespace('n', { team: 'a' }) }, []],
+    ['deleted', { old: namespace('n', { team: 'a' }) }, ['by-label', 'everywhere']],
+    ['starts terminating', { old: namespace('n', { team: 'a' }), current: terminating('n', { team: 'a' }) }, ['by-label', 'everywhere']],
+    ['listed by name, created', { current: namespace('named') }, ['by-name', 'everywhere']],
+    ['listed by name, deleted', { old: namespace('named') }, ['by-name', 'everywhere']],
+    ['listed by name, terminating', { old: namespace('named'), current: terminating('named') }, ['by-name', 'everywhere']],
+    ['excluded namespace', { current: namespace('quiet') }, []],
+    ['kube-system is never a target', { current: namespace('kube-system', { team: 'a' }) }, []],
+  ])('%s', (_, change, expected) => {
+    expect(namespaceTriggers(change, distributions)).toEqual(expected);
+  });
+
+  it('honours namespaces the operator forbids', () => {
+    expect(namespaceTriggers({ current: namespace('ops', { team: 'a' }) }, distributions, ['ops'])).toEqual([]);
+  });
+});
+
+const rd = distribution('shared').build();
+
+describe('copyTriggers', () => {
+  it.each<[string, Change<Resource>, string[]]>([
+    ['our copy', { current: copyOf(rd, 'n').build() }, ['shared']],
+    ['our copy deleted', { old: copyOf(rd, 'n').build() }, ['shared']],
+    ['from changed: both names', { old: copyOf(rd, 'n').build(), current: copyOf(rd, 'n').annotation(ANNOTATION_FROM, 'other').build() }, ['other', 'shared']],
+    ['label changed: both names', { old: copyOf(rd, 'n').build(), current: copyOf(rd, 'n').label(LABEL_DISTRIBUTION, 'x').build() }, ['shared', 'x']],
+    ['an unlabelled object', { current: foreign('ConfigMap', 'settings', 'n').build() }, []],
+  ])('%s', (_, change, expected) => {
+    expect(copyTriggers(change)).toEqual(expected);
+  });
+});
+
+describe('distributionTriggers', () => {
+  it.each<[string, Change<typeof rd>, string[]]>([
+    ['created', { current: rd }, ['shared']],
+    ['changed', { old: rd, current: rd }, ['shared']],
+    ['deleted', { old: rd }, ['shared']],
+  ])('%s', (_, change, expected) => {
+    expect(distributionTriggers(change)).toEqual(expected);
+  });
+});
