@@ -97,15 +97,19 @@ export function createClusterApi(kubeConfig: KubeConfig, options: ClientClusterA
         'list namespaces',
         listAllPages<NamespaceObject>((token) => core.listNamespace({ limit, _continue: token }) as Promise<Page<NamespaceObject>>),
       ),
-    listCopies: (kind, labelSelector) =>
-      timed(
+    listCopies: async (kind, labelSelector) => {
+      const listed = await timed(
         `list ${kind}s`,
         listAllPages<Resource>((token) =>
           kind === 'Secret'
             ? (core.listSecretForAllNamespaces({ labelSelector, limit, _continue: token }) as Promise<Page<Resource>>)
             : (core.listConfigMapForAllNamespaces({ labelSelector, limit, _continue: token }) as Promise<Page<Resource>>),
         ),
-      ),
+      );
+      // Items of a list carry no apiVersion/kind (only single objects and watch events do), and
+      // everything downstream tells Secrets from ConfigMaps by `kind`.
+      return { ...listed, items: listed.items.map((item) => ({ ...item, apiVersion: 'v1', kind })) };
+    },
     watch: (resource, watchOptions, callbacks) => startWatch(watcher, resource, watchOptions, callbacks),
 
     getNamespace: async (name) => {

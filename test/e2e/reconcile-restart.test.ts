@@ -1,0 +1,58 @@
+// A controller that starts over copies that already exist (a restart, a new leader) must take them
+// as they are: its first pass over converged distributions writes nothing and deletes nothing.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Resource } from '../../src/domain/types.js';
+import type { RunningController } from '../../src/reconcile/controller.js';
+import { startInProcessController } from './fixtures/in-process.js';
+import { distributionOf, Kube } from './fixtures/kube.js';
+import { loadKubeConfig, uniqueName } from './support/cluster.js';
+
+const N = 10;
+const noLeaderElection = {
+  leaderElection: { enabled: false, leaseName: '', leaseNamespace: '', identity: 'restart', leaseDurationMs: 0, renewDeadlineMs: 0, retryPeriodMs: 0 },
+};
+
+let kube: Kube;
+let controller: RunningController | undefined;
+const team = uniqueName('team');
+const namespaces: string[] = [];
+
+beforeAll(async () => {
+  kube = new Kube(loadKubeConfig());
+  const created = await Promise.all(Array.from({ length: N }, () => kube.createNamespace('restart', { team })));
+  namespaces.push(...created.map((ns) => ns.metadata!.name!));
+}, 60_000);
+
+afterAll(async () => {
+  await controller?.stop();
+  await kube?.cleanup();
+});
+
+describe('reconcile: restart over existing copies', () => {
+  it('starts over converged Secret and ConfigMap copies without a single write', async () => {
+    const targets = { namespaceLabelSelector: { matchLabels: { team } } };
+    const configMap: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'restart-settings' }, data: { a: '1' } };
+    const secret: Resource = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'restart-creds' }, type: 'Opaque', data: { t: 'dA==' } };
+    const first = uniqueName('rd-restart-cm');
+    const second = uniqueName('rd-restart-secret');
+
+    controller = await startInProcessController(kube.kc, { settings: noLeaderElection });
+    await kube.createDistribution(distributionOf(first, configMap, targets));
+    await kube.createDistribution(distributionOf(second, secret, targets));
+    await kube.waitForStatus(first, (s) => s.succeeded === N, 60_000);
+    await kube.waitForStatus(second, (s) => s.succeeded === N, 60_000);
+    const uids = await Promise.all(namespaces.map(async (ns) => (await kube.get('Secret', ns, 'restart-creds'))?.metadata.uid));
+    await controller.stop();
+
+    controller = await startInProcessController(kube.kc, { settings: noLeaderElection });
+    controller.sweepNow();
+    await controller.idle();
+
+    const tally = controller.requests.tally();
+    expect(tally.writes, JSON.stringify(tally.byRequest)).toBe(0);
+    const after = await Promise.all(namespaces.map(async (ns) => (await kube.get('Secret', ns, 'restart-creds'))?.metadata.uid));
+    expect(after).toEqual(uids);
+    for (const ns of namespaces) expect((await kube.get('ConfigMap', ns, 'restart-settings'))?.data).toEqual({ a: '1' });
+    expect((await kube.getDistribution(first))?.status?.succeeded).toBe(N);
+  });
+});
