@@ -1,5 +1,6 @@
 # syntax=docker/dockerfile:1
-# Build: docker build -t resource-distributor:0.1.0 .
+# Build: docker build -t <registry>/resource-distributor:0.1.0 .
+# .dockerignore lets in only the package files, src/ (without tests) and the CRD.
 
 FROM node:20-alpine AS build
 WORKDIR /app
@@ -9,11 +10,19 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 RUN npm run build
 
-FROM node:20-alpine AS runtime
-ENV NODE_ENV=production
+# Production dependencies only; no install scripts run (none of them needs one).
+FROM node:20-alpine AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
+
+FROM node:20-alpine AS runtime
+ENV NODE_ENV=production
+# The process needs node only: no package managers in the image.
+RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*
+WORKDIR /app
+COPY package.json ./
+COPY --from=dependencies /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 # Read at startup: admission validates against the same schema the API server enforces.
 COPY webhook-config/crd ./webhook-config/crd

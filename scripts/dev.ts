@@ -43,7 +43,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 async function main(): Promise<void> {
   // The policies go in once the webhook runs, so that they are validated like any other.
   const plane = await startLocalCluster({ manifests: [] });
-  let server: RunningServer;
+  let server: RunningServer | undefined;
   try {
     server = await startLocalServer({
       kubeConfig: plane.kubeConfig,
@@ -52,6 +52,8 @@ async function main(): Promise<void> {
     });
     await applyManifestFiles(plane.kubeConfig, [POLICIES_DIR]);
   } catch (error) {
+    // A running server would keep the process alive (and its webhooks registered).
+    await server?.stop();
     await plane.stop();
     throw error;
   }

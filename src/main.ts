@@ -111,9 +111,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'),
       );
     }
-    // Readiness already fails: give load balancers time to stop sending before closing.
-    await sleep(config.shutdownDelayMs);
-    await https?.close(config.shutdownTimeoutMs);
+    if (https) {
+      // Readiness already fails: give the endpoints time to drop this pod before closing.
+      await sleep(config.shutdownDelayMs);
+      await https.close(config.shutdownTimeoutMs);
+    }
+    // Last: the namespace webhook hands namespaces to the controller until the listener is closed.
     await controller.stop();
     log.info({}, 'stopped');
   };
@@ -131,7 +134,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     certificates.start();
     await controller.start();
   } catch (error) {
-    await stop().catch(() => undefined);
+    await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));
     throw error;
   }
   return { port: https.port, config, controller, certificates, stop };
@@ -179,12 +182,18 @@ function loadKubeConfig(config: Config): KubeConfig {
 export async function main(): Promise<void> {
   const config = loadConfig();
   const log = createLogger({ level: config.logLevel });
-  const server = await startServer(config, {
-    kubeConfig: loadKubeConfig(config),
-    log,
-    clock: systemClock,
-    metrics: createMetrics({ defaultMetrics: true }),
-  });
+  let server: RunningServer;
+  try {
+    server = await startServer(config, {
+      kubeConfig: loadKubeConfig(config),
+      log,
+      clock: systemClock,
+      metrics: createMetrics({ defaultMetrics: true }),
+    });
+  } catch (error) {
+    log.fatal({ err: error }, 'start failed');
+    process.exit(1);
+  }
   let signals = 0;
   const onSignal = (signal: NodeJS.Signals): void => {
     if (++signals > 1) process.exit(1);
@@ -203,6 +212,7 @@ export async function main(): Promise<void> {
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
   main().catch((error: unknown) => {
+    // Only an invalid configuration gets here: there is no logger yet.
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);
   });

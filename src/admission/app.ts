@@ -1,7 +1,7 @@
 import { Hono } from 'hono';
 import type { SchemaValidator } from '../domain/schema.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
-import { WEBHOOK_PATHS } from '../k8s/webhook-config.js';
+import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { distributionWebhook } from './distribution-webhook.js';
@@ -19,9 +19,14 @@ export interface AdmissionAppDeps {
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
   bodyLimitBytes: number;
-  /** Per-webhook deadlines, below the timeoutSeconds of the webhook configurations. */
+  /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
   deadlinesMs?: { distributions: number; namespaces: number };
 }
+
+const DEFAULT_DEADLINES_MS = {
+  distributions: WEBHOOK_TIMEOUT_SECONDS.distributions * 1000 - 1000,
+  namespaces: WEBHOOK_TIMEOUT_SECONDS.namespaces * 1000 - 1000,
+};
 
 /**
  * Routes:
@@ -33,7 +38,7 @@ export interface AdmissionAppDeps {
  */
 export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
   const { log, metrics } = deps;
-  const deadlines = deps.deadlinesMs ?? { distributions: 4000, namespaces: 2000 };
+  const deadlines = deps.deadlinesMs ?? DEFAULT_DEADLINES_MS;
   const app = new Hono();
 
   app.post(
@@ -56,6 +61,8 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
       metrics,
       bodyLimitBytes: deps.bodyLimitBytes,
       deadlineMs: deadlines.namespaces,
+      // Namespace creation never depends on us, not even on a bug of ours.
+      failOpen: true,
     }),
   );
 

@@ -1,8 +1,12 @@
+import { mapBounded } from '../bounded.js';
 import type { AccessReviewer, Subject } from '../k8s/access-review.js';
 import { REQUIRED_VERBS, type RequiredAccess } from './required-access.js';
 import type { UserInfo } from './review.js';
 
-export function subjectOf(user: UserInfo): Subject {
+/** Denial lines name at most this many namespaces; one more line counts the rest. */
+const MAX_DENIED_NAMESPACES = 10;
+
+function subjectOf(user: UserInfo): Subject {
   return {
     username: user.username ?? '',
     ...(user.uid ? { uid: user.uid } : {}),
@@ -11,23 +15,20 @@ export function subjectOf(user: UserInfo): Subject {
   };
 }
 
-async function mapBounded<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
+function denialLines(who: string, resource: string, denied: ReadonlyMap<string, string[]>): string[] {
+  const lines = [...denied].slice(0, MAX_DENIED_NAMESPACES).map(([namespace, verbs]) =>
+    namespace === ''
+      ? `spec.targets: ${who} may not ${verbs.join(', ')} ${resource} in every namespace (required by allNamespaces or namespaceLabelSelector)`
+      : `spec.targets: ${who} may not ${verbs.join(', ')} ${resource} in namespace "${namespace}"`,
+  );
+  const rest = denied.size - lines.length;
+  return rest > 0 ? [...lines, `spec.targets: ${who} may not write ${resource} in ${rest} more target namespaces`] : lines;
 }
 
 /**
  * Asks whether the author may create and update the distributed kind everywhere the distribution
  * writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
- * Review failures propagate: the caller answers `errored` and the failurePolicy decides.
+ * Review failures propagate: the caller answers `errored`, which denies.
  */
 export async function missingAccess(reviewer: AccessReviewer, user: UserInfo, access: RequiredAccess, parallelism = 8): Promise<string[]> {
   const subject = subjectOf(user);
@@ -42,11 +43,5 @@ export async function missingAccess(reviewer: AccessReviewer, user: UserInfo, ac
     if (answers[i]?.allowed === true) return;
     deniedVerbs.set(check.namespace, [...(deniedVerbs.get(check.namespace) ?? []), check.verb]);
   });
-
-  const who = `user "${subject.username}"`;
-  return [...deniedVerbs].map(([namespace, verbs]) =>
-    namespace === ''
-      ? `spec.targets: ${who} may not ${verbs.join(', ')} ${access.resource} in every namespace (required by allNamespaces or namespaceLabelSelector)`
-      : `spec.targets: ${who} may not ${verbs.join(', ')} ${access.resource} in namespace "${namespace}"`,
-  );
+  return denialLines(`user "${subject.username}"`, access.resource, deniedVerbs);
 }

@@ -1,5 +1,5 @@
 import type { SchemaValidator } from '../domain/schema.js';
-import type { ResourceDistribution } from '../domain/types.js';
+import { GROUP, KIND, type ResourceDistribution } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -28,6 +28,8 @@ function isBeingDeleted(object: unknown): boolean {
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   return async (request): Promise<Verdict> => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
+    // Only a misconfigured webhook sends anything else: we have no say over it.
+    if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
     if (isBeingDeleted(request.object)) return allowed();
 
     const { problems, warnings } = validateDistribution({

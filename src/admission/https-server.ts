@@ -44,6 +44,8 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Htt
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
   server.on('tlsClientError', (error) => options.log.debug({ err: error }, 'TLS handshake failed'));
+  // After listening, an error (such as running out of file descriptors on accept) must not crash the process.
+  server.on('error', (error) => options.log.error({ err: error }, 'admission server error'));
   const port = (server.address() as AddressInfo).port;
   options.log.info({ host: options.host, port }, 'admission server listening');
 

@@ -26,7 +26,7 @@ function metadataOf(object: unknown): NamespaceMeta {
 
 /** Pure: does this request change which distributions may target the namespace? */
 export function startsGeneration(request: AdmissionRequest): boolean {
-  if (request.dryRun === true) return false;
+  if (request.dryRun === true || request.kind.group !== '' || request.kind.kind !== 'Namespace') return false;
   if (request.operation === 'CREATE') return true;
   if (request.operation !== 'UPDATE') return false;
   return !isDeepStrictEqual(metadataOf(request.object).labels ?? {}, metadataOf(request.oldObject).labels ?? {});

@@ -53,8 +53,6 @@ export interface AdmissionReview {
   response: AdmissionResponse;
 }
 
-export type Decision = 'allowed' | 'denied' | 'errored';
-
 /** What a webhook decided; `encodeReview` turns it into the wire format. */
 export type Verdict =
   | { decision: 'allowed'; warnings?: string[] }
@@ -73,7 +71,11 @@ export function forbidden(lines: readonly string[]): Verdict {
   return denied(lines, 403, 'Forbidden');
 }
 
-/** The webhook could not decide (a bug, or a dependency failed): the failurePolicy applies. */
+/**
+ * The webhook could not decide (a bug, or a dependency failed). The API server reads this as a
+ * denial: its failurePolicy applies only when no answer comes at all, so a webhook that must fail
+ * open answers `allowed` instead (see webhookRoute's `failOpen`).
+ */
 export function errored(message: string, code = 500): Verdict {
   return { decision: 'errored', status: { code, reason: 'InternalError', message } };
 }
@@ -93,11 +95,27 @@ function isGroupVersionKind(value: unknown): value is GroupVersionKind {
   return isRecord(value) && typeof value.group === 'string' && typeof value.version === 'string' && typeof value.kind === 'string';
 }
 
+const isOptionalString = (value: unknown): boolean => value === undefined || typeof value === 'string';
+const isStringList = (value: unknown): boolean => Array.isArray(value) && value.every((item) => typeof item === 'string');
+
+/** Checked because it is sent on as the subject of SubjectAccessReviews. */
 function isUserInfo(value: unknown): value is UserInfo | undefined {
   if (value === undefined) return true;
-  if (!isRecord(value)) return false;
-  const groups = value.groups;
-  return groups === undefined || (Array.isArray(groups) && groups.every((g) => typeof g === 'string'));
+  if (!isRecord(value) || !isOptionalString(value.username) || !isOptionalString(value.uid)) return false;
+  if (value.groups !== undefined && !isStringList(value.groups)) return false;
+  return value.extra === undefined || (isRecord(value.extra) && Object.values(value.extra).every(isStringList));
+}
+
+/** What is wrong with `request`, if anything. */
+function requestProblem(request: Record<string, unknown>): string | undefined {
+  if (typeof request.uid !== 'string' || request.uid === '') return 'request.uid is missing';
+  if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
+    return 'request.operation must be CREATE, UPDATE, DELETE or CONNECT';
+  }
+  if (!isGroupVersionKind(request.kind)) return 'request.kind must be a group/version/kind';
+  if (!isOptionalString(request.name) || !isOptionalString(request.namespace)) return 'request.name and request.namespace must be strings';
+  if (!isUserInfo(request.userInfo)) return 'request.userInfo is malformed';
+  return undefined;
 }
 
 /**
@@ -111,16 +129,12 @@ export function decodeReview(body: unknown): { request: AdmissionRequest } | { e
   }
   const request = body.request;
   if (!isRecord(request)) return { error: 'request is missing' };
-  if (typeof request.uid !== 'string' || request.uid === '') return { error: 'request.uid is missing' };
-  if (typeof request.operation !== 'string' || !OPERATIONS.includes(request.operation)) {
-    return { error: 'request.operation must be CREATE, UPDATE, DELETE or CONNECT' };
-  }
-  if (!isGroupVersionKind(request.kind)) return { error: 'request.kind must be a group/version/kind' };
-  if (!isUserInfo(request.userInfo)) return { error: 'request.userInfo is malformed' };
+  const problem = requestProblem(request);
+  if (problem !== undefined) return { error: problem };
   return {
     request: {
       ...(request as unknown as AdmissionRequest),
-      userInfo: request.userInfo ?? {},
+      userInfo: (request.userInfo as UserInfo | undefined) ?? {},
       dryRun: request.dryRun === true,
     },
   };

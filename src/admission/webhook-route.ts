@@ -1,9 +1,10 @@
+import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import type { Context, Handler, MiddlewareHandler } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
+import { DeadlineExceeded, withDeadline } from '../k8s/deadline.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { decodeReview, encodeReview, errored, type AdmissionRequest, type Verdict } from './review.js';
+import { allowed, decodeReview, encodeReview, errored, type AdmissionRequest, type Verdict } from './review.js';
 
 /**
  * The HTTP side of every webhook, in one place: content type, body limit, JSON and AdmissionReview
@@ -21,6 +22,11 @@ export interface WebhookRouteOptions {
   bodyLimitBytes: number;
   /** Answer `errored` rather than let the API server time out (keep below the webhook's timeoutSeconds). */
   deadlineMs: number;
+  /**
+   * When the webhook fails or runs out of time: allow (the namespace webhook, which must never
+   * block) rather than answer `errored`, which the API server treats as a denial.
+   */
+  failOpen?: boolean;
 }
 
 function problem(c: Context, status: 400 | 413 | 415, message: string): Response {
@@ -36,20 +42,33 @@ function requireJson(): MiddlewareHandler {
   };
 }
 
-class DeadlineExceeded extends Error {
-  override readonly name = 'DeadlineExceeded';
+const TOO_LARGE = Symbol('too large');
+
+/** Reads the Node.js request stream itself, stopping as soon as it passes the limit. */
+async function readIncoming(incoming: IncomingMessage, limit: number): Promise<string | typeof TOO_LARGE> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of incoming as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return TOO_LARGE;
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks, size).toString('utf8');
 }
 
-async function withDeadline<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new DeadlineExceeded(`no decision within ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([work, deadline]);
-  } finally {
-    clearTimeout(timer);
-  }
+/**
+ * The body as text, or TOO_LARGE. A declared Content-Length over the limit is refused before
+ * reading. Under @hono/node-server the socket's stream is read directly: going through the web
+ * Request body (as hono's bodyLimit does) converts every request into web streams, which cost
+ * several milliseconds per admission review.
+ */
+async function readBody(c: Context, limit: number): Promise<string | typeof TOO_LARGE> {
+  const declared = Number(c.req.header('content-length'));
+  if (Number.isFinite(declared) && declared > limit) return TOO_LARGE;
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming !== undefined) return readIncoming(incoming, limit);
+  const bytes = new Uint8Array(await c.req.arrayBuffer());
+  return bytes.byteLength > limit ? TOO_LARGE : new TextDecoder().decode(bytes);
 }
 
 function objectName(request: AdmissionRequest): string | undefined {
@@ -58,7 +77,7 @@ function objectName(request: AdmissionRequest): string | undefined {
   return typeof metadata?.name === 'string' ? metadata.name : undefined;
 }
 
-export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, MiddlewareHandler, Handler] {
+export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, Handler] {
   const { name, webhook, log, metrics } = options;
 
   const rejectMalformed = (c: Context, status: 400 | 413, message: string): Response => {
@@ -67,21 +86,27 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     return problem(c, status, message);
   };
 
-  const decide = async (request: AdmissionRequest): Promise<Verdict> => {
+  /** The verdict to send, and the decision to count (`errored` even when failing open). */
+  const decide = async (request: AdmissionRequest): Promise<{ verdict: Verdict; decision: Verdict['decision'] }> => {
     try {
-      return await withDeadline(Promise.resolve().then(() => webhook(request)), options.deadlineMs);
+      const verdict = await withDeadline(Promise.resolve().then(() => webhook(request)), options.deadlineMs, `${name} webhook`);
+      return { verdict, decision: verdict.decision };
     } catch (error) {
+      // Its own deadline, or that of a call it waited for (an access review).
       const timedOut = error instanceof DeadlineExceeded;
       log.error({ webhook: name, uid: request.uid, err: error }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
-      return timedOut ? errored('the webhook could not decide in time', 504) : errored('internal error while reviewing the request');
+      if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
+      return { verdict: timedOut ? errored('the webhook could not decide in time', 504) : errored('internal error while reviewing the request'), decision: 'errored' };
     }
   };
 
   const handle: Handler = async (c) => {
     const started = performance.now();
+    const text = await readBody(c, options.bodyLimitBytes);
+    if (text === TOO_LARGE) return rejectMalformed(c, 413, `body larger than ${options.bodyLimitBytes} bytes`);
     let body: unknown;
     try {
-      body = JSON.parse(await c.req.text()) as unknown;
+      body = JSON.parse(text) as unknown;
     } catch {
       return rejectMalformed(c, 400, 'body is not valid JSON');
     }
@@ -89,9 +114,9 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     if ('error' in decoded) return rejectMalformed(c, 400, `not an AdmissionReview v1: ${decoded.error}`);
     const { request } = decoded;
 
-    const verdict = await decide(request);
+    const { verdict, decision } = await decide(request);
     const latencyMs = performance.now() - started;
-    metrics.admissionRequests.inc({ webhook: name, operation: request.operation, decision: verdict.decision });
+    metrics.admissionRequests.inc({ webhook: name, operation: request.operation, decision });
     metrics.admissionDuration.observe({ webhook: name }, latencyMs / 1000);
     log.info(
       {
@@ -101,7 +126,7 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
         operation: request.operation,
         dryRun: request.dryRun,
         webhook: name,
-        decision: verdict.decision,
+        decision,
         code: verdict.decision === 'allowed' ? undefined : verdict.status.code,
         latencyMs: Math.round(latencyMs * 100) / 100,
       },
@@ -110,9 +135,5 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     return c.json(encodeReview(request.uid, verdict));
   };
 
-  const limit = bodyLimit({
-    maxSize: options.bodyLimitBytes,
-    onError: (c) => rejectMalformed(c, 413, `body larger than ${options.bodyLimitBytes} bytes`),
-  });
-  return [requireJson(), limit, handle];
+  return [requireJson(), handle];
 }

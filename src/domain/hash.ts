@@ -12,8 +12,11 @@ const GO_ESCAPES: Record<string, string> = {
   '\u2029': '\\u2029',
 };
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+/** Anything the slow path below would change: templates are mostly plain base64, and can be 1 MiB. */
+const SPECIAL = /[\uD800-\uDFFF<>&\u2028\u2029]/;
 
 function encodeString(value: string): string {
+  if (!SPECIAL.test(value)) return JSON.stringify(value);
   // Go decodes a lone surrogate as U+FFFD, so that is what it would serialize.
   const wellFormed = value.replace(LONE_SURROGATE, '\uFFFD');
   return JSON.stringify(wellFormed).replace(/[<>&\u2028\u2029]/g, (c) => GO_ESCAPES[c] ?? c);

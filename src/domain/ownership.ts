@@ -1,6 +1,7 @@
 // Who owns a same-named object in a target namespace, and whether our copy drifted.
 // Re-exported by copy.ts (the contract's module); split out to keep files small.
-import { renderCopy } from './render.js';
+import { hashResource } from './hash.js';
+import { desiredView } from './render.js';
 import {
   ANNOTATION_ADOPT,
   ANNOTATION_FROM,
@@ -92,9 +93,12 @@ function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boo
   );
 }
 
-/** No drift in what we own; the timestamp annotation and others' labels/annotations are not ours to compare. */
-export function isInSync(rd: ResourceDistribution, existing: Resource): boolean {
-  const desired = renderCopy(rd, existing.metadata.namespace ?? '', new Date(0));
+/**
+ * No drift in what we own; the timestamp annotation and others' labels/annotations are not ours to
+ * compare. `hash` as for renderCopy.
+ */
+export function isInSync(rd: ResourceDistribution, existing: Resource, hash: string = hashResource(rd.spec.resource)): boolean {
+  const desired = desiredView(rd, existing.metadata.namespace ?? '', hash);
   return (
     contentEqual(desired, existing) &&
     includesAll(existing.metadata.labels, desired.metadata.labels) &&

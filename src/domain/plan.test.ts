@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
 import { planDistribution, planNamespace } from './plan.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type Resource, type ResourceDistribution, type WritePolicy } from './types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type Resource, type ResourceDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
 const otherRdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'other');
@@ -126,6 +126,16 @@ describe('planDistribution', () => {
     ]);
     const actions = planDistribution({ distribution: seed, namespaces, existing, now: T0 });
     expect(actions.filter((a) => a.type === 'delete')).toEqual([{ type: 'delete', namespace: 'old', name: 'game-demo', uid: 'uid-old-game-demo' }]);
+  });
+
+  it.each([
+    { what: 'a namespace not known yet (its watch event is late)', ns: 'unseen', known: [] as NamespaceInfo[] },
+    { what: 'a terminating namespace', ns: 'leaving', known: [terminating('leaving')] },
+  ])('never deletes a copy in $what', ({ ns, known }) => {
+    const seed = seedSample().build();
+    const existing = new Map<string, Resource>([[ns, copyOf(seed, ns).build()]]);
+    const actions = planDistribution({ distribution: seed, namespaces: [...namespaces, ...known], existing, now: T0 });
+    expect(actions.filter((a) => a.namespace === ns)).toEqual([]);
   });
 
   it('a copy whose from annotation a user changed: conflict, no write anywhere for it', () => {

@@ -1,5 +1,6 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
 import { classifyExisting, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { hashResource } from './hash.js';
 import { computeTargets } from './targets.js';
 import type { Action, ConflictReason, NamespaceInfo, Resource, ResourceDistribution } from './types.js';
 
@@ -18,27 +19,25 @@ function writeOver(namespace: string, desired: Resource, existing: Resource): Ac
   return { type: 'recreate', namespace, object: merged, existingUid: existing.metadata.uid ?? '' };
 }
 
-/** The decision for one existing target namespace. Adoption is an in-place update under every writePolicy. */
+/**
+ * The decision for one existing target namespace. Adoption is an in-place update under every
+ * writePolicy. `hash` as for renderCopy. The desired copy is rendered only when something is written.
+ */
 export function planNamespace(
   rd: ResourceDistribution,
   namespace: string,
   existing: Resource | undefined,
   now: Date,
+  hash: string = hashResource(rd.spec.resource),
 ): Action {
-  const desired = renderCopy(rd, namespace, now);
-  if (existing === undefined) return { type: 'create', namespace, object: desired };
+  if (existing === undefined) return { type: 'create', namespace, object: renderCopy(rd, namespace, now, hash) };
   const classification = classifyExisting(rd, existing);
-  switch (classification.kind) {
-    case 'ours':
-      return isInSync(rd, existing) ? { type: 'in-sync', namespace } : writeOver(namespace, desired, existing);
-    case 'adoptable':
-      return writeOver(namespace, desired, existing);
-    case 'conflict':
-      if (rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason)) {
-        return writeOver(namespace, desired, existing);
-      }
-      return { type: 'conflict', namespace, reason: classification.reason };
+  if (classification.kind === 'ours' && isInSync(rd, existing, hash)) return { type: 'in-sync', namespace };
+  if (classification.kind === 'conflict') {
+    const overwrite = rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason);
+    if (!overwrite) return { type: 'conflict', namespace, reason: classification.reason };
   }
+  return writeOver(namespace, renderCopy(rd, namespace, now, hash), existing);
 }
 
 const WRITES: ReadonlySet<Action['type']> = new Set(['create', 'update', 'recreate']);
@@ -55,10 +54,21 @@ function applyStrict(actions: Action[]): Action[] {
   );
 }
 
-function deletes(rd: ResourceDistribution, existing: ReadonlyMap<string, Resource>, targets: ReadonlySet<string>): Action[] {
+/**
+ * Our copies in namespaces that exist and are no longer targeted. A namespace the caller does not
+ * know yet (its watch event has not arrived, while a generator already wrote its copy) or one that
+ * is terminating is left alone: deleting there would throw away a fresh copy or do nothing useful.
+ */
+function deletes(
+  rd: ResourceDistribution,
+  existing: ReadonlyMap<string, Resource>,
+  targets: ReadonlySet<string>,
+  namespaces: readonly NamespaceInfo[],
+): Action[] {
+  const live = new Set(namespaces.filter((ns) => !ns.terminating).map((ns) => ns.name));
   const actions: Action[] = [];
   for (const [namespace, object] of existing) {
-    if (targets.has(namespace) || classifyExisting(rd, object).kind !== 'ours') continue;
+    if (targets.has(namespace) || !live.has(namespace) || classifyExisting(rd, object).kind !== 'ours') continue;
     const name = object.metadata.name ?? rd.spec.resource.metadata.name ?? '';
     actions.push({ type: 'delete', namespace, name, uid: object.metadata.uid ?? '' });
   }
@@ -79,12 +89,13 @@ export function planDistribution(input: {
 }): Action[] {
   const { distribution: rd, existing, now } = input;
   const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, input.forbidden);
-  const targetActions = targeted.map((namespace) => planNamespace(rd, namespace, existing.get(namespace), now));
+  const hash = hashResource(rd.spec.resource);
+  const targetActions = targeted.map((namespace) => planNamespace(rd, namespace, existing.get(namespace), now, hash));
   const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));
   const actions = [
     ...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions),
     ...missingActions,
-    ...deletes(rd, existing, new Set([...targeted, ...missing])),
+    ...deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces),
   ];
   return actions.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
 }

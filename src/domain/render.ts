@@ -58,13 +58,13 @@ function foldStringData(resource: Resource): void {
   resource.data = data;
 }
 
-function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date): ObjectMeta {
+function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date, hash: string): ObjectMeta {
   const metadata: ObjectMeta = { ...template };
   for (const key of SERVER_SET_METADATA) delete metadata[key];
   const annotations: Record<string, string> = {
     ...template.annotations,
     [ANNOTATION_FROM]: rd.metadata.name,
-    [ANNOTATION_HASH]: hashResource(rd.spec.resource),
+    [ANNOTATION_HASH]: hash,
     [ANNOTATION_TIMESTAMP]: toRfc3339(now),
   };
   delete annotations[ANNOTATION_ADOPT];
@@ -77,11 +77,64 @@ function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace:
   };
 }
 
-/** The desired copy in `namespace` (no resourceVersion/uid): template + our metadata. */
-export function renderCopy(rd: ResourceDistribution, namespace: string, now: Date): Resource {
-  const template = structuredClone(rd.spec.resource);
-  const copy: Resource = { ...template, metadata: copyMetadata(template.metadata ?? {}, rd, namespace, now) };
+/**
+ * Base64 as the API server stores it: it decodes (skipping line breaks, as Go does, and ignoring
+ * the unused bits of the last character) and encodes again. A template written otherwise (e.g.
+ * the wrapped output of the base64 tool) would otherwise never look in sync, and be rewritten at
+ * every pass. Only line breaks and the last four characters can differ, so only they are redone.
+ */
+function canonicalBase64(value: string): string {
+  const unwrapped = /[\r\n]/.test(value) ? value.replace(/[\r\n]/g, '') : value;
+  if (unwrapped.length % 4 !== 0) return unwrapped; // invalid: the API server rejects it anyway
+  const tail = unwrapped.slice(-4);
+  const canonicalTail = Buffer.from(tail, 'base64').toString('base64');
+  return tail === canonicalTail ? unwrapped : `${unwrapped.slice(0, -4)}${canonicalTail}`;
+}
+
+function canonicalMap(map: Record<string, string> | undefined): Record<string, string> | undefined {
+  if (map === undefined) return undefined;
+  let changed: Record<string, string> | undefined;
+  for (const [key, value] of Object.entries(map)) {
+    const canonical = canonicalBase64(value);
+    if (canonical !== value) (changed ??= { ...map })[key] = canonical;
+  }
+  return changed ?? map;
+}
+
+/** The base64 maps of the copy (Secret data, ConfigMap binaryData) in the server's stored form. */
+function canonicalizeBase64(copy: Resource): void {
+  const field = copy.kind === 'Secret' ? 'data' : 'binaryData';
+  const map = canonicalMap(copy[field]);
+  if (map !== undefined) copy[field] = map;
+}
+
+/** Never mutates `template`: the copy's own metadata and any map it changes are new objects. */
+function render(template: Resource, rd: ResourceDistribution, namespace: string, now: Date, hash: string): Resource {
+  const copy: Resource = { ...template, metadata: copyMetadata(template.metadata ?? {}, rd, namespace, now, hash) };
+  canonicalizeBase64(copy);
   foldStringData(copy);
   if (copy.kind === 'Secret') copy.type ??= 'Opaque';
   return copy;
+}
+
+/**
+ * The desired copy in `namespace` (no resourceVersion/uid): template + our metadata. `hash` is
+ * hashResource(rd.spec.resource); a caller rendering many namespaces passes it in, because hashing
+ * a large template once per namespace would dominate a pass.
+ */
+export function renderCopy(
+  rd: ResourceDistribution,
+  namespace: string,
+  now: Date,
+  hash: string = hashResource(rd.spec.resource),
+): Resource {
+  return render(structuredClone(rd.spec.resource), rd, namespace, now, hash);
+}
+
+/**
+ * The desired copy for comparison only: it shares the template's data maps instead of cloning
+ * them (a steady-state pass compares every copy, and templates reach 1 MiB). Never mutate it.
+ */
+export function desiredView(rd: ResourceDistribution, namespace: string, hash: string): Resource {
+  return render(rd.spec.resource, rd, namespace, new Date(0), hash);
 }

@@ -1,7 +1,8 @@
-import { AuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
+import { AuthorizationV1Api, type KubeConfig, type V1SubjectAccessReview } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../metrics.js';
-import { describeApiError } from './errors.js';
+import { DeadlineExceeded, withDeadline } from './deadline.js';
+import { describeApiError, TerminalError, TransientError } from './errors.js';
 
 /** Who asks: the `userInfo` of an admission request. */
 export interface Subject {
@@ -31,37 +32,49 @@ export interface AccessReviewer {
   review(check: AccessCheck): Promise<AccessAnswer>;
 }
 
+function reviewOf(check: AccessCheck): V1SubjectAccessReview {
+  const { subject } = check;
+  return {
+    apiVersion: 'authorization.k8s.io/v1',
+    kind: 'SubjectAccessReview',
+    spec: {
+      user: subject.username,
+      uid: subject.uid,
+      groups: [...subject.groups],
+      extra: subject.extra ? Object.fromEntries(Object.entries(subject.extra).map(([key, values]) => [key, [...values]])) : undefined,
+      resourceAttributes: { namespace: check.namespace, verb: check.verb, group: check.group, resource: check.resource },
+    },
+  };
+}
+
+function answerOf(review: V1SubjectAccessReview): AccessAnswer {
+  const status = review.status;
+  const reason = status?.reason || status?.evaluationError || undefined;
+  return { allowed: status?.allowed === true && status.denied !== true, ...(reason ? { reason } : {}) };
+}
+
+/** A typed error with the API server's message only: the client's own error carries headers and body. */
+function reviewFailure(error: unknown): Error {
+  if (error instanceof DeadlineExceeded) return error;
+  const info = describeApiError(error);
+  const message = `SubjectAccessReview failed (${info.reason}): ${info.message}`;
+  return info.transient ? new TransientError(message, info.code) : new TerminalError(message, info.code);
+}
+
+/** Below the distribution webhook's deadline, so that a hung call neither outlives it nor stays merged in a cache. */
+const REVIEW_TIMEOUT_MS = 3000;
+
 /** Asks the API server with a SubjectAccessReview (authorization.k8s.io/v1). */
-export function createAccessReviewer(kubeConfig: KubeConfig, metrics?: Metrics): AccessReviewer {
+export function createAccessReviewer(kubeConfig: KubeConfig, metrics?: Metrics, timeoutMs = REVIEW_TIMEOUT_MS): AccessReviewer {
   const api = kubeConfig.makeApiClient(AuthorizationV1Api);
   return {
     async review(check) {
       metrics?.apiRequests.inc({ verb: 'create', resource: 'subjectaccessreviews' });
       try {
-        const result = await api.createSubjectAccessReview({
-          body: {
-            apiVersion: 'authorization.k8s.io/v1',
-            kind: 'SubjectAccessReview',
-            spec: {
-              user: check.subject.username,
-              uid: check.subject.uid,
-              groups: [...check.subject.groups],
-              extra: check.subject.extra ? Object.fromEntries(Object.entries(check.subject.extra).map(([k, v]) => [k, [...v]])) : undefined,
-              resourceAttributes: {
-                namespace: check.namespace,
-                verb: check.verb,
-                group: check.group,
-                resource: check.resource,
-              },
-            },
-          },
-        });
-        const status = result.status;
-        const reason = status?.reason || status?.evaluationError || undefined;
-        return { allowed: status?.allowed === true && status.denied !== true, ...(reason ? { reason } : {}) };
+        return answerOf(await withDeadline(api.createSubjectAccessReview({ body: reviewOf(check) }), timeoutMs, 'SubjectAccessReview'));
       } catch (error) {
         metrics?.apiErrors.inc({ verb: 'create', code: String(describeApiError(error).code) });
-        throw error;
+        throw reviewFailure(error);
       }
     },
   };
@@ -96,7 +109,7 @@ export function cachedAccessReviewer(inner: AccessReviewer, options: AccessCache
   return {
     async review(check) {
       const answer = await cache.fetch(cacheKey(check), { context: check });
-      if (answer === undefined) throw new Error('access review gave no answer');
+      if (answer === undefined) throw new TransientError('access review gave no answer');
       return answer;
     },
   };

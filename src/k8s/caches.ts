@@ -24,7 +24,7 @@ export function toCachedNamespace(ns: NamespaceObject): CachedNamespace {
   };
 }
 
-export const BY_DISTRIBUTION = 'distribution';
+const BY_DISTRIBUTION = 'distribution';
 
 function distributionLabel(copy: Resource): readonly string[] {
   const value = copy.metadata.labels?.[LABEL_DISTRIBUTION];
@@ -76,7 +76,8 @@ export interface Caches {
   whenSynced(): Promise<void>;
 }
 
-export const COPY_SELECTOR = LABEL_DISTRIBUTION;
+/** An existence selector: every copy of every distribution, and nothing else. */
+const COPY_SELECTOR = LABEL_DISTRIBUTION;
 
 export function createCaches(options: CacheOptions): Caches {
   const { api, log } = options;
@@ -90,6 +91,9 @@ export function createCaches(options: CacheOptions): Caches {
       ...common,
       resource,
       store: copies.storeFor(kind),
+      // Every decision about a copy starts from its kind (which store, which API path, stray or not):
+      // the store it lives in is the authority, whatever a list item carried.
+      transform: (object) => (object.kind === kind ? object : { ...object, apiVersion: 'v1', kind }),
       list: () => api.listCopies(kind, COPY_SELECTOR),
       watch: (watchOptions, callbacks) => api.watch(resource, { ...watchOptions, labelSelector: COPY_SELECTOR }, callbacks),
       onChange: (change) => options.onChange({ resource: 'copies', change }),

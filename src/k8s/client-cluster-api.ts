@@ -16,7 +16,8 @@ import {
 import { GROUP, PLURAL, VERSION, type DistributedKind, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { startWatch } from './client-watch.js';
-import { isNotFound, TransientError } from './errors.js';
+import { withDeadline } from './deadline.js';
+import { isNotFound } from './errors.js';
 
 export interface ClientClusterApiOptions {
   /** A request that has not answered by then fails as transient (the client has no timeout of its own). */
@@ -26,18 +27,10 @@ export interface ClientClusterApiOptions {
 }
 
 /** JSON as the API server sent it; managedFields dropped (never read, and the largest part of metadata). */
-export function toPlain<T>(value: unknown): T {
+function toPlain<T>(value: unknown): T {
   const json = JSON.parse(JSON.stringify(value)) as { metadata?: { managedFields?: unknown } };
   if (json.metadata) delete json.metadata.managedFields;
   return json as T;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TransientError(`${what}: no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 interface Page<T> {
@@ -74,7 +67,7 @@ export function createClusterApi(kubeConfig: KubeConfig, options: ClientClusterA
   const watcher = new Watch(kubeConfig);
   const timeoutMs = options.requestTimeoutMs ?? 30_000;
   const limit = options.pageSize ?? 500;
-  const timed = <T>(what: string, promise: Promise<T>): Promise<T> => withTimeout(promise, timeoutMs, what);
+  const timed = <T>(what: string, promise: Promise<T>): Promise<T> => withDeadline(promise, timeoutMs, what);
   const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
   function copyCall<T>(kind: DistributedKind, secret: () => Promise<T>, configMap: () => Promise<T>): Promise<T> {
@@ -115,6 +108,16 @@ export function createClusterApi(kubeConfig: KubeConfig, options: ClientClusterA
     getNamespace: async (name) => {
       const found = await timed('get namespace', orUndefined(core.readNamespace({ name })));
       return found === undefined ? undefined : toPlain<NamespaceObject>(found);
+    },
+
+    lookupDistribution: async (name) => {
+      const fieldSelector = `metadata.name=${name}`;
+      const found = (await timed(
+        'look up distribution',
+        custom.listClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, fieldSelector }),
+      )) as Page<unknown>;
+      const [first] = found.items;
+      return first === undefined ? undefined : toPlain<ResourceDistribution>(first);
     },
 
     getCopy: async ({ kind, namespace, name }) => {

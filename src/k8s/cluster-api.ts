@@ -86,6 +86,11 @@ export interface ClusterApi {
   watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
 
   getNamespace(name: string): Promise<NamespaceObject | undefined>;
+  /**
+   * A live read, for the one decision a lagging cache must not make alone: deleting every copy.
+   * A list by name, so that it needs no more RBAC than the cache (list, watch).
+   */
+  lookupDistribution(name: string): Promise<ResourceDistribution | undefined>;
 
   /** undefined when the object does not exist. */
   getCopy(ref: CopyRef): Promise<Resource | undefined>;
@@ -112,6 +117,7 @@ export const API_VERBS = {
   listCopies: 'list',
   watch: 'watch',
   getNamespace: 'get',
+  lookupDistribution: 'list',
   getCopy: 'get',
   createCopy: 'create',
   replaceCopy: 'update',

@@ -26,6 +26,7 @@ const WRITE_VERBS: readonly ApiVerb[] = ['create', 'update', 'patch', 'delete'];
 
 const FIXED_RESOURCES: Partial<Record<keyof ClusterApi, string>> = {
   listDistributions: 'resourcedistributions',
+  lookupDistribution: 'resourcedistributions',
   patchDistributionStatus: 'resourcedistributions',
   listNamespaces: 'namespaces',
   getNamespace: 'namespaces',

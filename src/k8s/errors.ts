@@ -50,7 +50,8 @@ function parseStatusBody(body: unknown): { reason?: string; message?: string } {
   return {};
 }
 
-type ThrownShape = { code?: unknown; body?: unknown; message?: unknown; cause?: { code?: unknown } };
+/** client-node's ApiException has a numeric `code`; its Watch rejects non-200 answers with `statusCode`. */
+type ThrownShape = { code?: unknown; statusCode?: unknown; body?: unknown; message?: unknown; cause?: { code?: unknown } };
 
 function describeHttpError(code: number, body: unknown): ApiErrorInfo {
   const status = parseStatusBody(body);
@@ -73,6 +74,7 @@ function describeNetworkError(err: ThrownShape | undefined, error: unknown): Api
 export function describeApiError(error: unknown): ApiErrorInfo {
   const err = error as ThrownShape | undefined;
   if (typeof err?.code === 'number') return describeHttpError(err.code, err.body);
+  if (typeof err?.statusCode === 'number') return describeHttpError(err.statusCode, err.body);
   return describeNetworkError(err, error);
 }
 

@@ -21,14 +21,18 @@ export function leaseStoreFromApi(api: ClusterApi, namespace: string, name: stri
   };
 }
 
-export interface LeaderElectionOptions {
-  store: LeaseStore;
+/** Which Lease, who we are, and client-go's three timings (renewDeadline < leaseDuration). */
+export interface LeaseSettings {
   leaseName: string;
   leaseNamespace: string;
   identity: string;
   leaseDurationMs: number;
   renewDeadlineMs: number;
   retryPeriodMs: number;
+}
+
+export interface LeaderElectionOptions extends LeaseSettings {
+  store: LeaseStore;
   clock: Clock;
   log: Logger;
   onStartedLeading(): void;
@@ -76,10 +80,12 @@ export class LeaderElector {
     clearTimeout(this.timer);
     clearTimeout(this.deadline);
     await this.attempt;
-    if (!this.leader) return;
+    const wasLeader = this.leader;
     this.leader = false;
-    await this.release();
-    this.options.onStoppedLeading();
+    // Also when the round that stop() waited for had just acquired the lease: nobody else could
+    // take it before it expires otherwise.
+    if (this.current?.spec.holderIdentity === this.options.identity) await this.release();
+    if (wasLeader) this.options.onStoppedLeading();
   }
 
   /** One acquire-or-renew round; exposed for tests. Returns whether we hold the lease afterwards. */
@@ -93,7 +99,12 @@ export class LeaderElector {
     }
     const holder = existing.spec.holderIdentity;
     const durationMs = (existing.spec.leaseDurationSeconds ?? 0) * 1000;
-    if (holder && holder !== this.options.identity && this.observedAt + durationMs > now.getTime()) return false;
+    if (holder && holder !== this.options.identity && this.observedAt + durationMs > now.getTime()) {
+      // Someone else holds it now (we were deemed gone): stop writing at once, not at our deadline.
+      this.current = undefined;
+      this.stepDown();
+      return false;
+    }
     const spec: LeaseSpec = { ...existing.spec, ...this.ownRecord(now) };
     if (holder !== this.options.identity) {
       spec.acquireTime = toMicroTime(now);
@@ -169,6 +180,7 @@ export class LeaderElector {
   }
 
   private stepDown(): void {
+    clearTimeout(this.deadline);
     if (!this.leader) return;
     this.leader = false;
     this.options.log.warn({ identity: this.options.identity, lease: this.options.leaseName }, 'lost leadership');
@@ -178,6 +190,7 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.current;
     if (!lease) return;
+    this.current = undefined;
     const now = toMicroTime(this.options.clock());
     try {
       await this.options.store.replace({
@@ -187,7 +200,9 @@ export class LeaderElector {
       this.options.log.info({ identity: this.options.identity, lease: this.options.leaseName }, 'lease released');
     } catch (error) {
       const info = describeApiError(error);
-      this.options.log.warn({ code: info.code, reason: info.reason }, 'lease release failed');
+      // 409: the lease changed since our last write, so it is no longer ours to release.
+      const level = info.code === 409 ? 'debug' : 'warn';
+      this.options.log[level]({ code: info.code, reason: info.reason, err: info.message }, 'lease release failed');
     }
   }
 }

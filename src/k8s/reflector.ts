@@ -76,7 +76,7 @@ export class Reflector<T extends Stored> {
       const changes = this.options.store.replace(items.map(transform));
       this.resourceVersion = resourceVersion;
       this.markSynced();
-      for (const change of changes) this.options.onChange(change);
+      for (const change of changes) this.notify(change);
       void this.startWatch();
     } catch (error) {
       if (generation !== this.generation) return;
@@ -129,7 +129,19 @@ export class Reflector<T extends Stored> {
     const object = event.object as unknown as T;
     const stored = this.options.transform ? this.options.transform(object) : object;
     const change = this.options.store.applyEvent(event.type, stored);
-    if (change) this.options.onChange(change);
+    if (change) this.notify(change);
+  }
+
+  /**
+   * A throwing listener must neither stop the watch nor go unnoticed: client-node calls us inside a
+   * catch-all that would drop the error without a word.
+   */
+  private notify(change: StoreChange<T>): void {
+    try {
+      this.options.onChange(change);
+    } catch (error) {
+      this.options.log.error({ resource: this.options.resource, err: error instanceof Error ? error.message : String(error) }, 'change listener failed');
+    }
   }
 
   private handleDone(error: unknown, startedAt: number): void {

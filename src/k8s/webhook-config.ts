@@ -12,6 +12,12 @@ export const WEBHOOK_PATHS = {
   namespaces: '/generate/namespaces',
 } as const;
 
+/** How long the API server waits for each webhook; the admission app answers 1 s before that. */
+export const WEBHOOK_TIMEOUT_SECONDS = {
+  distributions: 5,
+  namespaces: 3,
+} as const;
+
 export interface WebhookConfigurationNames {
   distributions: string;
   namespaces: string;
@@ -52,7 +58,7 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
           ],
           failurePolicy: 'Fail',
           sideEffects: 'None',
-          timeoutSeconds: 5,
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
         },
       ],
     },
@@ -69,7 +75,7 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
           // Never block namespace creation: if we are down, the periodic sweep catches up.
           failurePolicy: 'Ignore',
           sideEffects: 'NoneOnDryRun',
-          timeoutSeconds: 3,
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.namespaces,
           namespaceSelector: {
             matchExpressions: [
               { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },

@@ -9,7 +9,7 @@ import { createClusterApi } from '../k8s/client-cluster-api.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-api.js';
 import { createEventRecorder } from '../k8s/event-recorder.js';
-import { LeaderElector, leaseStoreFromApi } from '../k8s/leader-election.js';
+import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/leader-election.js';
 import { createCopyWriter } from './copy-writer.js';
 import { createGenerator } from './generator.js';
 import { WorkQueue } from './queue.js';
@@ -22,15 +22,7 @@ export interface ControllerSettings {
   concurrency: number;
   applyParallelism: number;
   forbiddenNamespaces: readonly string[];
-  leaderElection: {
-    enabled: boolean;
-    leaseName: string;
-    leaseNamespace: string;
-    identity: string;
-    leaseDurationMs: number;
-    renewDeadlineMs: number;
-    retryPeriodMs: number;
-  };
+  leaderElection: LeaseSettings & { enabled: boolean };
 }
 
 export interface ControllerDeps {
@@ -72,6 +64,7 @@ export function createController(deps: ControllerDeps): RunningController {
   const requests = countRequests(deps.clusterApi ?? createClusterApi(deps.kubeConfig), metrics);
   const api = requests.api;
   let leading = false;
+  let stopping = false;
 
   const caches: Caches = createCaches({
     api,
@@ -94,7 +87,7 @@ export function createController(deps: ControllerDeps): RunningController {
   });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),
-    process: (name) => reconciler.reconcile(name),
+    process: (name, signal) => reconciler.reconcile(name, signal),
     log,
     onDepth: (depth) => metrics.queueDepth.set(depth),
   });
@@ -140,29 +133,27 @@ export function createController(deps: ControllerDeps): RunningController {
   }
 
   function startLeading(): void {
+    if (stopping) return;
     leading = true;
     metrics.isLeader.set(1);
     queue.start();
     sweeper.start();
   }
 
-  async function stopLeading(): Promise<void> {
-    if (!leading) return;
-    leading = false;
-    metrics.isLeader.set(0);
-    sweeper.stop();
-    await queue.stop();
+  /** Resolves once no reconcile runs, also when leadership already ended (stop() must wait for those). */
+  function stopLeading(): Promise<void> {
+    if (leading) {
+      leading = false;
+      metrics.isLeader.set(0);
+      sweeper.stop();
+    }
+    return queue.stop();
   }
 
   const elector = election.enabled
     ? new LeaderElector({
+        ...election,
         store: leaseStoreFromApi(api, election.leaseNamespace, election.leaseName),
-        leaseName: election.leaseName,
-        leaseNamespace: election.leaseNamespace,
-        identity: election.identity,
-        leaseDurationMs: election.leaseDurationMs,
-        renewDeadlineMs: election.renewDeadlineMs,
-        retryPeriodMs: election.retryPeriodMs,
         clock,
         log,
         onStartedLeading: startLeading,
@@ -182,7 +173,8 @@ export function createController(deps: ControllerDeps): RunningController {
       else startLeading();
     },
     stop: async () => {
-      // Finish the writes in flight before another replica may take over.
+      stopping = true;
+      // Finish the writes in flight while the lease is still ours, then hand it over.
       await stopLeading();
       await elector?.stop();
       await generator.stop();

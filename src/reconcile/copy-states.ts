@@ -5,7 +5,7 @@ import type { Metrics } from '../metrics.js';
 export type CopyState = 'in-sync' | 'conflict' | 'namespace-missing' | 'failed';
 const STATES: readonly CopyState[] = ['in-sync', 'conflict', 'namespace-missing', 'failed'];
 
-export function stateOf(outcome: Outcome): CopyState | undefined {
+function stateOf(outcome: Outcome): CopyState | undefined {
   const { type } = outcome.action;
   if (type === 'delete') return undefined;
   if (!outcome.ok) return 'failed';

@@ -5,11 +5,11 @@ import type { Action, DistributedKind, FailedVerb, Outcome, Resource } from '../
 import type { Logger } from '../log.js';
 import type { CopyCache } from '../k8s/caches.js';
 import { copyRefOf, type ClusterApi, type CopyRef } from '../k8s/cluster-api.js';
-import { describeApiError, isAlreadyExists, isNotFound } from '../k8s/errors.js';
+import { describeApiError, isNotFound } from '../k8s/errors.js';
 
 /**
  * `stale`: the write lost a race (AlreadyExists, Conflict): what we read was out of date. Not a
- * failure to report: the next pass reads again and decides afresh.
+ * failure to report: the caller reads again and decides afresh.
  */
 export type WriteOutcome = Outcome & { stale?: boolean };
 
@@ -25,16 +25,23 @@ export interface CopyWriterDeps {
   copies?: CopyCache;
 }
 
-/** The object as sent: the server keeps managedFields itself, and never wants stringData back. */
+/**
+ * The object as sent, without managedFields: a PUT that carries them replaces the server's record
+ * of who owns which field; one that omits them leaves that record alone.
+ */
 function outgoing(object: Resource): Resource {
   const sent: Resource = { ...object, metadata: { ...object.metadata } };
   delete sent.metadata.managedFields;
   return sent;
 }
 
+/**
+ * `stale` marks a 409 (AlreadyExists, Conflict, a uid precondition): the write lost a race against
+ * another writer, so what was read is out of date. `forceTransient` marks failures the next pass
+ * resolves by itself although the API calls them final (an update of an object deleted meanwhile).
+ */
 function failure(action: Action, verb: FailedVerb, error: unknown, forceTransient = false): WriteOutcome {
   const info = describeApiError(error);
-  const stale = info.code === 409;
   // The API server's message names objects and fields, never their data.
   const outcome: WriteOutcome = {
     action,
@@ -43,46 +50,38 @@ function failure(action: Action, verb: FailedVerb, error: unknown, forceTransien
     message: `${info.reason}: ${info.message}`,
     transient: forceTransient || info.transient,
   };
-  if (stale) outcome.stale = true;
+  if (info.code === 409) outcome.stale = true;
   return outcome;
 }
 
 export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
   const { api, log, copies } = deps;
 
-  async function create(action: Action, object: Resource): Promise<WriteOutcome> {
+  /** A create, or an update (PUT over the resourceVersion the object carries). */
+  async function write(verb: 'create' | 'update', action: Action, object: Resource): Promise<WriteOutcome> {
     try {
-      const created = await api.createCopy(outgoing(object));
-      copies?.storeFor(created.kind).observeWrite(created);
-      log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, 'copy created');
+      const sent = outgoing(object);
+      if (verb === 'create') {
+        copies?.storeFor(object.kind).observeWrite(await api.createCopy(sent));
+      } else {
+        copies?.storeFor(object.kind).observeWrite(await api.replaceCopy(sent), object.metadata.resourceVersion);
+      }
+      log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, verb === 'create' ? 'copy created' : 'copy updated');
       return { action, ok: true };
     } catch (error) {
-      // Someone created it first: the next pass reads it and classifies it.
-      return failure(action, 'create', error, isAlreadyExists(error));
+      // An update of an object deleted meanwhile: the next pass creates it.
+      return failure(action, verb, error, verb === 'update' && isNotFound(error));
     }
   }
 
-  async function update(action: Action, object: Resource): Promise<WriteOutcome> {
-    try {
-      const replaced = await api.replaceCopy(outgoing(object));
-      copies?.storeFor(replaced.kind).observeWrite(replaced, object.metadata.resourceVersion);
-      log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, 'copy updated');
-      return { action, ok: true };
-    } catch (error) {
-      // Gone meanwhile: the next pass creates it.
-      return failure(action, 'update', error, isNotFound(error));
-    }
-  }
-
-  /** true when the object with that uid is gone (also when it was gone already). */
-  async function remove(ref: CopyRef, uid: string): Promise<true> {
+  /** Resolves once the object with that uid is gone: NotFound counts as done. */
+  async function remove(ref: CopyRef, uid: string): Promise<void> {
     try {
       await api.deleteCopy(ref, uid);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
     copies?.storeFor(ref.kind).observeDelete(`${ref.namespace}/${ref.name}`, uid);
-    return true;
   }
 
   async function recreate(action: Extract<Action, { type: 'recreate' }>): Promise<WriteOutcome> {
@@ -94,7 +93,7 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     log.info({ kind: action.object.kind, ns: action.namespace, name: action.object.metadata.name }, 'copy deleted for recreate');
     const object = { ...action.object, metadata: { ...action.object.metadata } };
     delete object.metadata.resourceVersion;
-    return create(action, object);
+    return write('create', action, object);
   }
 
   async function deleteCopy(action: Extract<Action, { type: 'delete' }>, kind: DistributedKind): Promise<WriteOutcome> {
@@ -111,9 +110,8 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     apply: (action, kind) => {
       switch (action.type) {
         case 'create':
-          return create(action, action.object);
         case 'update':
-          return update(action, action.object);
+          return write(action.type, action, action.object);
         case 'recreate':
           return recreate(action);
         case 'delete':

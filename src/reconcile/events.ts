@@ -1,5 +1,6 @@
 // Which Events a status change deserves. Events repeat nothing: one is emitted when a failure
-// condition turns True or the set of namespaces it names changes, not on every pass.
+// condition turns True or reaches a namespace it did not name before, not on every pass, and not
+// when a failure recedes (fewer namespaces is recovery, which the status already shows).
 import { CONDITION_REASONS } from '../domain/status.js';
 import type { Condition, DistributionStatus } from '../domain/types.js';
 
@@ -8,18 +9,18 @@ export interface PlannedEvent {
   message: string;
 }
 
-function sameNamespaces(a: Condition | undefined, b: Condition): boolean {
-  const left = a?.failedNamespace ?? [];
-  const right = b.failedNamespace ?? [];
-  return left.length === right.length && left.every((ns, i) => ns === right[i]);
+function reachesNewNamespaces(before: Condition, after: Condition): boolean {
+  const known = new Set(before.failedNamespace ?? []);
+  return (after.failedNamespace ?? []).some((ns) => !known.has(ns));
 }
 
+/** The message is the condition's: namespaces and API error reasons, never object data. */
 export function eventsFor(previous: DistributionStatus | undefined, next: DistributionStatus): PlannedEvent[] {
   const events: PlannedEvent[] = [];
   for (const condition of next.conditions) {
     if (condition.status !== 'True') continue;
     const before = previous?.conditions.find((c) => c.type === condition.type);
-    if (before?.status === 'True' && sameNamespaces(before, condition)) continue;
+    if (before?.status === 'True' && !reachesNewNamespaces(before, condition)) continue;
     events.push({ reason: CONDITION_REASONS[condition.type], message: condition.message ?? condition.type });
   }
   return events;

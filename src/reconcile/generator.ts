@@ -12,7 +12,7 @@ import type { Caches } from '../k8s/caches.js';
 import { toCachedNamespace } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError } from '../k8s/errors.js';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../bounded.js';
 import type { CopyWriter } from './copy-writer.js';
 import { isDistributable } from './distributable.js';
 
@@ -42,6 +42,9 @@ export interface Generator {
   idle(): Promise<void>;
   stop(): Promise<void>;
 }
+
+/** Writes that may lose a race in a row before the generator leaves the copy to the reconciler. */
+const RACE_ATTEMPTS = 3;
 
 interface Task {
   promise: Promise<void>;
@@ -111,21 +114,39 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       if (elapsed >= waitTimeoutMs) return undefined;
       if (elapsed >= pollAfterMs) {
         const fromApi = await polled(name, uid);
-        if (fromApi) return fromApi;
+        if (fromApi || stopped) return fromApi;
       }
       await nextChange(name, Math.min(pollIntervalMs, waitTimeoutMs - elapsed));
     }
   }
 
+  /**
+   * Plans and writes one copy. A lost race (the leader's reconcile, reacting to the same new
+   * namespace, usually writes first) is no failure: read what the other writer left and plan
+   * again, which normally finds the copy in sync and writes nothing.
+   */
   async function generateFor(rd: ResourceDistribution, ns: NamespaceInfo): Promise<void> {
     const kind = rd.spec.resource.kind as DistributedKind;
     const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
+    const context = { name: rd.metadata.name, ns: ns.name };
     try {
-      const existing = caches.copies.get(ref) ?? (await api.getCopy(ref));
-      const outcome = await writer.apply(planNamespace(rd, ns.name, existing, clock()), kind);
-      if (!outcome.ok) log.warn({ name: rd.metadata.name, ns: ns.name, verb: outcome.verb, err: outcome.message }, 'generation write failed');
+      let existing = caches.copies.get(ref) ?? (await api.getCopy(ref));
+      for (let attempt = 1; ; attempt++) {
+        const outcome = await writer.apply(planNamespace(rd, ns.name, existing, clock()), kind);
+        if (outcome.ok) return;
+        if (!outcome.stale) {
+          log.warn({ ...context, verb: outcome.verb, err: outcome.message }, 'generation write failed');
+          return;
+        }
+        if (attempt === RACE_ATTEMPTS || stopped) {
+          log.debug({ ...context, attempt }, 'generation lost its races; the reconciler settles the copy');
+          return;
+        }
+        // Not the cache: it may not have seen the other writer's object yet.
+        existing = await api.getCopy(ref);
+      }
     } catch (error) {
-      log.warn({ name: rd.metadata.name, ns: ns.name, err: describeApiError(error).message }, 'generation failed');
+      log.warn({ ...context, err: describeApiError(error).message }, 'generation failed');
     }
   }
 
@@ -163,11 +184,17 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   function run(name: string, uid: string): void {
     const task: Task = { again: false, promise: Promise.resolve() };
     task.promise = (async () => {
-      do {
-        task.again = false;
-        await generate(name, uid);
-      } while (task.again && !stopped);
-      tasks.delete(uid);
+      try {
+        do {
+          task.again = false;
+          await generate(name, uid);
+        } while (task.again && !stopped);
+      } catch (error) {
+        // Nothing above should throw; if it does, it must neither crash the process nor pass unseen.
+        log.error({ ns: name, uid, err: error instanceof Error ? error.message : String(error) }, 'generation crashed');
+      } finally {
+        tasks.delete(uid);
+      }
     })();
     tasks.set(uid, task);
   }

@@ -8,7 +8,11 @@ export type ProcessResult = 'done' | 'retry';
 
 export interface QueueOptions {
   concurrency: number;
-  process(name: string): Promise<ProcessResult>;
+  /**
+   * `signal` aborts when the queue stops (leadership lost): a long fan-out must then stop starting
+   * writes, since another replica may soon be writing the same objects.
+   */
+  process(name: string, signal: AbortSignal): Promise<ProcessResult>;
   log: Logger;
   backoffInitialMs?: number;
   backoffMaxMs?: number;
@@ -25,6 +29,7 @@ export class WorkQueue {
   private idleWaiters: (() => void)[] = [];
   private running = false;
   private stopping: Promise<void> | undefined;
+  private term = new AbortController();
 
   constructor(private readonly options: QueueOptions) {}
 
@@ -32,19 +37,20 @@ export class WorkQueue {
     return this.ready.size;
   }
 
-  get isRunning(): boolean {
-    return this.running;
-  }
-
   start(): void {
+    if (this.term.signal.aborted) this.term = new AbortController();
     this.running = true;
     this.stopping = undefined;
     this.pump();
   }
 
-  /** Stops taking work, forgets what waits, and resolves once the reconciles in flight ended. */
+  /**
+   * Stops taking work, forgets what waits, tells the reconciles in flight to stop starting writes,
+   * and resolves once they ended.
+   */
   stop(): Promise<void> {
     this.running = false;
+    this.term.abort();
     for (const timer of this.retryTimers.values()) clearTimeout(timer);
     this.retryTimers.clear();
     this.ready.clear();
@@ -83,7 +89,7 @@ export class WorkQueue {
   }
 
   /** The delay before the next retry of a name that failed `failures` times in a row. */
-  backoffMs(failures: number): number {
+  private backoffMs(failures: number): number {
     const initial = this.options.backoffInitialMs ?? 100;
     const max = this.options.backoffMaxMs ?? 300_000;
     return Math.min(max, initial * 2 ** Math.min(Math.max(failures - 1, 0), 30));
@@ -108,7 +114,7 @@ export class WorkQueue {
   private async run(name: string): Promise<void> {
     let result: ProcessResult;
     try {
-      result = await this.options.process(name);
+      result = await this.options.process(name, this.term.signal);
     } catch (error) {
       this.options.log.warn({ name, err: error instanceof Error ? error.message : String(error) }, 'reconcile failed');
       result = 'retry';

@@ -1,6 +1,7 @@
 // reconcile(name): level-triggered and idempotent. Reads the world from the caches, plans with the
 // pure domain, applies the plan through the shared copy writer (every namespace attempted, bounded
-// parallelism), and writes status only when it changed. Costs nothing when nothing changed.
+// parallelism), and writes status only when it changed. A pass over copies that are all in sync
+// makes no request at all.
 import type { Clock } from '../domain/clock.js';
 import { classifyExisting, controllerOf } from '../domain/copy.js';
 import { isDistributionRef } from '../domain/ownership.js';
@@ -22,7 +23,7 @@ import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError, isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
-import { mapBounded } from './bounded.js';
+import { mapBounded } from '../bounded.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 import { isDistributable } from './distributable.js';
 import { CopyStates } from './copy-states.js';
@@ -42,15 +43,32 @@ export interface ReconcilerDeps {
 }
 
 export interface Reconciler {
-  reconcile(name: string): Promise<ProcessResult>;
+  /** `signal` aborted: leadership was lost; start no further write (the queue retries later). */
+  reconcile(name: string, signal?: AbortSignal): Promise<ProcessResult>;
 }
 
 function getFailure(action: Action, info: ApiErrorInfo): Outcome {
   return { action, ok: false, verb: 'get', message: `${info.reason}: ${info.message}`, transient: info.transient };
 }
 
+/** An action not attempted because leadership was lost; never reported (no status is written then). */
+function skipped(action: Action): WriteOutcome {
+  return { action, ok: false, verb: 'get', message: 'not attempted: no longer leader', transient: true };
+}
+
+const NOT_ABORTED = new AbortController().signal;
+
 function needsRetry(outcomes: readonly Outcome[]): boolean {
   return outcomes.some((outcome) => !outcome.ok && outcome.transient);
+}
+
+interface Planned {
+  action: Action;
+  kind: DistributedKind;
+}
+
+function deleteOf(copy: Resource): Action {
+  return { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' };
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {
@@ -61,6 +79,14 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   /**
    * namespace -> the same-named object of the template's kind there: from the copy cache, else one
    * GET (a foreign object is not in our label-filtered cache), plus our copies in other namespaces.
+   *
+   * That GET is the one per-namespace read of a settled distribution: a target holding an object
+   * that is not ours (a conflict) costs one per pass, since foreign objects are never watched.
+   *
+   * The cache only holds objects carrying our label. A copy whose label someone removed is found
+   * by the GET while its namespace is a target (and the update that follows puts the label back);
+   * in a namespace that is no longer a target it is invisible and stays: only the garbage collector
+   * removes it, through its ownerReference, once the distribution is deleted.
    */
   async function readExisting(
     rd: ResourceDistribution,
@@ -94,33 +120,44 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   }
 
   /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
-  function strayDeletes(rd: ResourceDistribution): { action: Action; kind: DistributedKind }[] {
+  function strayDeletes(rd: ResourceDistribution): Planned[] {
     const { kind, metadata } = rd.spec.resource;
     return caches.copies
       .byDistribution(rd.metadata.name)
       .filter((copy) => (copy.kind !== kind || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours')
-      .map((copy) => ({
-        kind: copy.kind as DistributedKind,
-        action: { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' },
-      }));
+      .map((copy) => ({ kind: copy.kind as DistributedKind, action: deleteOf(copy) }));
   }
 
-  /** The distribution is gone: the garbage collector removes its copies, and so do we where it has not. */
-  async function removeOrphans(name: string): Promise<ProcessResult> {
+  /** Applies every planned action (none stops the others), unless leadership is lost meanwhile. */
+  function applyAll(planned: readonly Planned[], signal: AbortSignal, failures?: ReadonlyMap<string, ApiErrorInfo>): Promise<WriteOutcome[]> {
+    return mapBounded(planned, parallelism, ({ action, kind }) => {
+      if (signal.aborted) return Promise.resolve(skipped(action));
+      const failed = action.type === 'delete' ? undefined : failures?.get(action.namespace);
+      return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, kind);
+    });
+  }
+
+  /**
+   * The distribution is not in the cache: the garbage collector removes its copies, and so do we
+   * where it has not (copies orphaned while no controller ran). The distribution cache may lag
+   * behind the copy cache (separate watches; another replica's generator writing for a distribution
+   * just created), so one live read confirms it is gone before anything is deleted.
+   */
+  async function removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult> {
     copyStates.forget(name);
     const orphans = caches.copies.byDistribution(name).filter((copy) => {
       const controller = controllerOf(copy);
       return copy.metadata.annotations?.[ANNOTATION_FROM] === name && (controller === undefined || isDistributionRef(controller, name));
     });
     if (orphans.length === 0) return 'done';
+    if (await api.lookupDistribution(name)) {
+      log.debug({ name }, 'distribution not cached yet; its copies are no orphans');
+      return 'retry';
+    }
     log.info({ name, orphans: orphans.length }, 'removing copies of a deleted distribution');
-    const outcomes = await mapBounded(orphans, parallelism, (copy) =>
-      writer.apply(
-        { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' },
-        copy.kind as DistributedKind,
-      ),
-    );
-    return needsRetry(outcomes) ? 'retry' : 'done';
+    const planned = orphans.map((copy) => ({ action: deleteOf(copy), kind: copy.kind as DistributedKind }));
+    const outcomes = await applyAll(planned, signal);
+    return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
   }
 
   async function writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[]): Promise<void> {
@@ -138,7 +175,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     for (const event of eventsFor(rd.status, status)) await deps.events.warning(rd, event.reason, event.message);
   }
 
-  async function reconcileDistribution(rd: ResourceDistribution): Promise<ProcessResult> {
+  async function reconcileDistribution(rd: ResourceDistribution, signal: AbortSignal): Promise<ProcessResult> {
     const kind = rd.spec.resource.kind as DistributedKind;
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
     const { existing, failures } = await readExisting(rd, kind, namespaces);
@@ -150,10 +187,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       now: clock(),
     });
     const planned = [...actions.map((action) => ({ action, kind })), ...strayDeletes(rd)];
-    const outcomes = await mapBounded(planned, parallelism, ({ action, kind: actionKind }): Promise<WriteOutcome> => {
-      const failed = action.type === 'delete' ? undefined : failures.get(action.namespace);
-      return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, actionKind);
-    });
+    const outcomes = await applyAll(planned, signal, failures);
+    // No status from a pass cut short: the new leader writes it from a complete one.
+    if (signal.aborted) return 'retry';
     copyStates.record(rd.metadata.name, outcomes);
     // A lost race is no failure to report: the status waits for the retry, which reads afresh.
     if (outcomes.some((outcome) => outcome.stale)) return 'retry';
@@ -161,20 +197,20 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return needsRetry(outcomes) ? 'retry' : 'done';
   }
 
-  async function reconcileOnce(name: string): Promise<ProcessResult> {
+  async function reconcileOnce(name: string, signal: AbortSignal): Promise<ProcessResult> {
     const rd = caches.distributions.get(name);
-    if (!rd) return removeOrphans(name);
+    if (!rd) return removeOrphans(name, signal);
     // Being deleted: the garbage collector is removing the copies.
     if (rd.metadata.deletionTimestamp) return 'done';
     if (!isDistributable(rd)) throw new TerminalError(`distribution ${name} has no distributable spec.resource or no spec.targets`);
-    return reconcileDistribution(rd);
+    return reconcileDistribution(rd, signal);
   }
 
   return {
-    reconcile: async (name) => {
+    reconcile: async (name, signal = NOT_ABORTED) => {
       const stopTimer = deps.metrics.reconcileDuration.startTimer();
       try {
-        const result = await reconcileOnce(name);
+        const result = await reconcileOnce(name, signal);
         const label = result === 'done' ? 'success' : 'requeue';
         stopTimer({ result: label });
         deps.metrics.reconcileTotal.inc({ result: label });

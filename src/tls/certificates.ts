@@ -1,4 +1,4 @@
-import { X509Certificate } from 'node:crypto';
+import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { generate } from 'selfsigned';
 
 /** A PEM certificate and its PEM private key. */
@@ -102,6 +102,17 @@ export function certificateInfo(pem: string): CertificateInfo {
     dnsNames: altNames(x509, 'DNS:'),
     ips: altNames(x509, 'IP Address:'),
   };
+}
+
+/** Does the private key belong to the certificate? False for anything unreadable. */
+export function keyMatches(pair: KeyPair): boolean {
+  try {
+    const fromKey = createPublicKey(createPrivateKey(pair.key)).export({ type: 'spki', format: 'der' });
+    const fromCert = new X509Certificate(pair.cert).publicKey.export({ type: 'spki', format: 'der' });
+    return fromKey.equals(fromCert);
+  } catch {
+    return false;
+  }
 }
 
 /** Was `cert` signed by `ca` (name chaining and signature)? */

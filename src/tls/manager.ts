@@ -1,4 +1,5 @@
 import type { Clock } from '../domain/clock.js';
+import { TransientError } from '../k8s/errors.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { certificateInfo, splitPem, type CertificateBundle, type Identity, type KeyPair } from './certificates.js';
@@ -26,7 +27,7 @@ export interface CertificateManagerDeps {
 export interface CertificateManager {
   /** Loads the stored certificates, creating or rotating them when due. No other side effect. */
   ensure(): Promise<CertificateBundle>;
-  /** `ensure`, then serve the certificate if it changed and publish the trust bundle. */
+  /** `ensure`, then publish the trust bundle and serve the certificate if it changed. */
   refresh(): Promise<CertificateBundle>;
   /** Refreshes periodically: rotation by whichever replica sees it due first, reload by the others. */
   start(): void;
@@ -65,20 +66,33 @@ export function createCertificateManager(deps: CertificateManagerDeps): Certific
       }
       log.info({ attempt }, 'certificates changed by another replica, reloading');
     }
-    throw new Error(`certificate store changed during ${SAVE_ATTEMPTS} attempts in a row`);
+    throw new TransientError(`certificate store changed during ${SAVE_ATTEMPTS} attempts in a row`);
+  }
+
+  function serve(serving: KeyPair): void {
+    if (serving.cert === servedCert) return;
+    deps.serve(serving);
+    servedCert = serving.cert;
+    const info = certificateInfo(serving.cert);
+    deps.metrics?.certificateExpiry.set(info.notAfter.getTime() / 1000);
+    log.info({ fingerprint: info.fingerprint, notAfter: info.notAfter.toISOString() }, 'serving certificate loaded');
+  }
+
+  /** Without a published trust bundle, only a renewal by the CA of what is served now is safe to serve. */
+  function sameIssuerAsServed(cert: string): boolean {
+    return servedCert === undefined || certificateInfo(servedCert).issuer === certificateInfo(cert).issuer;
   }
 
   async function refresh(): Promise<CertificateBundle> {
     const bundle = await ensure();
-    // Serving first is safe: a new serving certificate is always signed by a CA trusted before.
-    if (bundle.serving.cert !== servedCert) {
-      deps.serve(bundle.serving);
-      servedCert = bundle.serving.cert;
-      const info = certificateInfo(bundle.serving.cert);
-      deps.metrics?.certificateExpiry.set(info.notAfter.getTime() / 1000);
-      log.info({ fingerprint: info.fingerprint, notAfter: info.notAfter.toISOString() }, 'serving certificate loaded');
+    let published = false;
+    try {
+      // Trust first: the API server must know a CA before any certificate it signed is served.
+      if (await deps.publishTrust(bundle.trust)) log.info({ cas: splitPem(bundle.trust).length }, 'CA bundle published');
+      published = true;
+    } finally {
+      if (published || sameIssuerAsServed(bundle.serving.cert)) serve(bundle.serving);
     }
-    if (await deps.publishTrust(bundle.trust)) log.info({ cas: splitPem(bundle.trust).length }, 'CA bundle published');
     return bundle;
   }
 

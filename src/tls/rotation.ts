@@ -3,6 +3,7 @@ import {
   generateCa,
   generateServing,
   isIssuedBy,
+  keyMatches,
   splitPem,
   type CertificateBundle,
   type Identity,
@@ -20,66 +21,84 @@ export interface TlsPolicy {
 
 /**
  * What to do with the stored certificates now:
- * - `fresh`: no usable CA (none yet, expired, unreadable): a new CA, trust only it.
+ * - `fresh`: no usable CA (none yet, expired, unreadable, key lost): a new CA; CAs still valid in
+ *   the old trust bundle stay trusted until they expire, so nothing served now stops working.
  * - `rollover`: the CA nears expiry: a new CA joins the trust bundle and signs the *next* serving
  *   certificates; a serving certificate issued in the same step is still signed by the old CA,
- *   which the API server already trusts.
+ *   which the API server already trusts. The old CA's key is dropped at once; its certificate
+ *   leaves the trust bundle when it expires.
+ * - `trust`: the trust bundle differs from what it should be (an expired or unreadable CA in it,
+ *   the current CA missing from it): it is rewritten.
  */
 export interface RotationPlan {
   ca: 'keep' | 'fresh' | 'rollover';
   serving: boolean;
+  trust: boolean;
   reasons: string[];
-}
-
-function remainingMs(pem: string, now: Date): number {
-  return certificateInfo(pem).notAfter.getTime() - now.getTime();
 }
 
 function caPlan(bundle: CertificateBundle | undefined, now: Date, policy: TlsPolicy): { ca: RotationPlan['ca']; reason?: string } {
   if (!bundle) return { ca: 'fresh', reason: 'no certificates yet' };
   let left: number;
   try {
-    left = remainingMs(bundle.ca.cert, now);
+    left = certificateInfo(bundle.ca.cert).notAfter.getTime() - now.getTime();
   } catch {
     return { ca: 'fresh', reason: 'stored CA unreadable' };
   }
+  if (!keyMatches(bundle.ca)) return { ca: 'fresh', reason: 'stored CA key does not match the CA' };
   if (left <= 0) return { ca: 'fresh', reason: 'CA expired' };
   if (left <= policy.caRenewBeforeMs) return { ca: 'rollover', reason: 'CA near expiry' };
   return { ca: 'keep' };
 }
 
 function servingProblem(bundle: CertificateBundle, identity: Identity, now: Date, policy: TlsPolicy): string | undefined {
+  let info: ReturnType<typeof certificateInfo>;
   try {
-    const info = certificateInfo(bundle.serving.cert);
-    if (info.notAfter.getTime() - now.getTime() <= policy.certRenewBeforeMs) return 'serving certificate near expiry';
-    if (info.notBefore.getTime() > now.getTime()) return 'serving certificate not yet valid';
-    const covered = identity.dnsNames.every((n) => info.dnsNames.includes(n)) && identity.ips.every((ip) => info.ips.includes(ip));
-    if (!covered) return 'serving certificate names changed';
-    if (!splitPem(bundle.trust).some((ca) => isIssuedBy(bundle.serving.cert, ca))) return 'serving certificate not signed by a trusted CA';
-    return undefined;
+    info = certificateInfo(bundle.serving.cert);
   } catch {
     return 'serving certificate unreadable';
   }
+  if (!keyMatches(bundle.serving)) return 'serving key does not match the serving certificate';
+  if (info.notAfter.getTime() - now.getTime() <= policy.certRenewBeforeMs) return 'serving certificate near expiry';
+  if (info.notBefore.getTime() > now.getTime()) return 'serving certificate not yet valid';
+  const covered = identity.dnsNames.every((n) => info.dnsNames.includes(n)) && identity.ips.every((ip) => info.ips.includes(ip));
+  if (!covered) return 'serving certificate names changed';
+  if (!trustedCas(bundle.trust).some((ca) => isIssuedBy(bundle.serving.cert, ca))) return 'serving certificate not signed by a trusted CA';
+  return undefined;
 }
 
 /** Pure (given the clock's `now`): what must be renewed. */
 export function planRotation(bundle: CertificateBundle | undefined, identity: Identity, now: Date, policy: TlsPolicy): RotationPlan {
   const { ca, reason } = caPlan(bundle, now, policy);
   const reasons = reason ? [reason] : [];
-  if (ca === 'fresh' || !bundle) return { ca, serving: true, reasons };
+  if (ca === 'fresh' || !bundle) return { ca, serving: true, trust: true, reasons };
   const problem = servingProblem(bundle, identity, now, policy);
   if (problem) reasons.push(problem);
-  return { ca, serving: problem !== undefined, reasons };
+  const trust = trustBundle([bundle.trust, bundle.ca.cert], now) !== bundle.trust;
+  if (trust) reasons.push('trust bundle out of date');
+  return { ca, serving: problem !== undefined, trust: trust || ca === 'rollover', reasons };
 }
 
 export function needsRotation(plan: RotationPlan): boolean {
-  return plan.ca !== 'keep' || plan.serving;
+  return plan.ca !== 'keep' || plan.serving || plan.trust;
 }
 
-/** The trust bundle: the given CAs, without expired ones or duplicates, oldest first. */
+/** The readable certificates of a PEM bundle. */
+function trustedCas(bundle: string): string[] {
+  return splitPem(bundle).filter((pem) => {
+    try {
+      certificateInfo(pem);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** The trust bundle: the given CAs, without unreadable or expired ones or duplicates, oldest first. */
 export function trustBundle(cas: readonly string[], now: Date): string {
   const seen = new Set<string>();
-  const kept = cas.flatMap(splitPem).filter((pem) => {
+  const kept = cas.flatMap(trustedCas).filter((pem) => {
     const info = certificateInfo(pem);
     if (info.notAfter.getTime() <= now.getTime() || seen.has(info.fingerprint)) return false;
     seen.add(info.fingerprint);
@@ -96,18 +115,14 @@ export async function rotate(
   now: Date,
   policy: TlsPolicy,
 ): Promise<CertificateBundle> {
+  const previousTrust = bundle?.trust ?? '';
   if (plan.ca === 'fresh' || !bundle) {
     const ca = await generateCa(now, policy.caValidityMs);
-    return { ca, serving: await generateServing(ca, identity, now, policy.certValidityMs), trust: trustBundle([ca.cert], now) };
+    return { ca, serving: await generateServing(ca, identity, now, policy.certValidityMs), trust: trustBundle([previousTrust, ca.cert], now) };
   }
-  let ca: KeyPair = bundle.ca;
-  let trust = trustBundle([bundle.trust], now);
-  if (plan.ca === 'rollover') {
-    ca = await generateCa(now, policy.caValidityMs);
-    trust = trustBundle([bundle.trust, ca.cert], now);
-  }
+  const ca: KeyPair = plan.ca === 'rollover' ? await generateCa(now, policy.caValidityMs) : bundle.ca;
   // Signed by the CA that was trusted before this step, so that no replica serves a certificate
   // the API server cannot verify yet.
   const serving = plan.serving ? await generateServing(bundle.ca, identity, now, policy.certValidityMs) : bundle.serving;
-  return { ca, serving, trust };
+  return { ca, serving, trust: trustBundle([previousTrust, bundle.ca.cert, ca.cert], now) };
 }

@@ -1,15 +1,19 @@
 // Cluster-mode certificate handling against a real API server: the shared Secret, optimistic
-// concurrency between replicas, caBundle patching and CA rollover. The webhook configurations
+// concurrency between replicas, caBundle patching, CA rollover, and all of it (with the access
+// review) under the least privilege webhook-config/rbac.yaml grants. The webhook configurations
 // here match no real resource, so nothing ever calls them.
-import { AdmissionregistrationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAccessReviewer } from '../../src/k8s/access-review.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, patchCaBundle, webhookConfigurations } from '../../src/k8s/webhook-config.js';
 import { createLogger } from '../../src/log.js';
 import { serviceIdentity, splitPem, type KeyPair } from '../../src/tls/certificates.js';
 import { createCertificateManager } from '../../src/tls/manager.js';
 import type { TlsPolicy } from '../../src/tls/rotation.js';
 import { secretStore } from '../../src/tls/secret-store.js';
-import { loadKubeConfig, uniqueName } from './support/cluster.js';
+import { admissionRules, ownNamespaceRules } from '../rbac-rules.js';
+import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { serviceAccountKubeConfig } from './support/service-account.js';
 
 const DAY = 86_400_000;
 const policy: TlsPolicy = { caValidityMs: 1825 * DAY, caRenewBeforeMs: 600 * DAY, certValidityMs: 90 * DAY, certRenewBeforeMs: 30 * DAY };
@@ -23,17 +27,17 @@ const SECRET = 'resource-distributor-tls';
 let offsetMs = 0;
 const clock = (): Date => new Date(Date.now() + offsetMs);
 
-function replica() {
+function replica(client: KubeConfig = kc, secret = SECRET) {
   const served: KeyPair[] = [];
   const manager = createCertificateManager({
-    store: secretStore(kc, namespace, SECRET),
+    store: secretStore(client, namespace, secret),
     identity: serviceIdentity('resource-distributor', namespace, false),
     policy,
     clock,
     log: createLogger({ level: 'silent' }),
     checkIntervalMs: 60_000,
     serve: (certificate) => served.push(certificate),
-    publishTrust: async (trust) => (await patchCaBundle(kc, [names.distributions, names.namespaces], trust)).length > 0,
+    publishTrust: async (trust) => (await patchCaBundle(client, [names.distributions, names.namespaces], trust)).length > 0,
   });
   return { manager, served };
 }
@@ -64,8 +68,28 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await deleteWebhookConfigurations(kc, [names.distributions, names.namespaces]);
+  await kc.makeApiClient(RbacAuthorizationV1Api).deleteClusterRoleBinding({ name: namespace }).catch(() => undefined);
+  await kc.makeApiClient(RbacAuthorizationV1Api).deleteClusterRole({ name: namespace }).catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
 });
+
+/** A ServiceAccount of `namespace` bound to the admission and TLS rules, named for this file. */
+async function restrictedKubeConfig(secret: string): Promise<KubeConfig> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const account = 'restricted';
+  const subjects = [{ kind: 'ServiceAccount', name: account, namespace }];
+  await core.createNamespacedServiceAccount({ namespace, body: { metadata: { name: account } } });
+  await rbac.createClusterRole({ body: { metadata: { name: namespace }, rules: admissionRules([names.distributions, names.namespaces]) } });
+  await rbac.createClusterRoleBinding({
+    body: { metadata: { name: namespace }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: namespace }, subjects },
+  });
+  await rbac.createNamespacedRole({ namespace, body: { metadata: { name: account }, rules: ownNamespaceRules('unused-lease', secret) } });
+  await rbac.createNamespacedRoleBinding({
+    namespace,
+    body: { metadata: { name: account }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: account }, subjects },
+  });
+  return serviceAccountKubeConfig(kc, namespace, account);
+}
 
 describe('certificates in a cluster', () => {
   const a = replica();
@@ -107,5 +131,29 @@ describe('certificates in a cluster', () => {
     await admission.replaceValidatingWebhookConfiguration({ name: names.distributions, body: config });
     const bundle = await a.manager.refresh();
     expect(await caBundles()).toEqual([bundle.trust, bundle.trust]);
+  });
+});
+
+describe('with only the admission and TLS rules of webhook-config/rbac.yaml', () => {
+  it('creates, rotates and publishes the certificates, and reviews access, without a single 403', async () => {
+    const secret = 'restricted-tls';
+    const restricted = await restrictedKubeConfig(secret);
+    const c = replica(restricted, secret);
+    // RBAC changes reach the authorizer within a moment.
+    const first = await waitFor(() => c.manager.refresh(), { what: 'the first refresh under the shipped RBAC', timeoutMs: 20_000 });
+    expect(await caBundles()).toEqual([first.trust, first.trust]);
+
+    offsetMs += 61 * DAY;
+    const rotated = await c.manager.refresh();
+    expect(rotated.serving.cert).not.toBe(first.serving.cert);
+
+    const answer = await createAccessReviewer(restricted).review({
+      subject: { username: 'someone', groups: ['system:authenticated'] },
+      verb: 'create',
+      group: '',
+      resource: 'secrets',
+      namespace,
+    });
+    expect(answer.allowed).toBe(false);
   });
 });

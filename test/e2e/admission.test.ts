@@ -1,22 +1,15 @@
 // The admission webhooks as the API server calls them: the whole product in local mode (webhooks
 // registered by URL) against the shared control plane.
-import { request as httpsRequest } from 'node:https';
-import { connect } from 'node:tls';
 import { performance } from 'node:perf_hooks';
-import {
-  AdmissionregistrationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-} from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../src/domain/types.js';
+import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { describeApiError } from '../../src/k8s/errors.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { createController, type Controller, type ControllerDeps, type RunningController } from '../../src/reconcile/controller.js';
 import { certificateInfo } from '../../src/tls/certificates.js';
+import { configMap, distribution, fetchWithCa, impersonating, included, presentedCertificate, rejection, secret } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const SECOND = 1000;
@@ -50,13 +43,6 @@ function recordingController(deps: ControllerDeps): Controller {
   };
 }
 
-function distribution(name: string, resource: object, targets: object): object {
-  return { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { resource, targets } };
-}
-
-const configMap = (name: string): object => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { color: 'blue' } });
-const secret = (name: string): object => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name }, type: 'Opaque', data: { token: Buffer.from('t0k3n').toString('base64') } });
-
 async function createDistribution(body: object, client: CustomObjectsApi = custom, dryRun?: 'All'): Promise<unknown> {
   const result: unknown = await client.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body, ...(dryRun ? { dryRun } : {}) });
   const name = (body as { metadata: { name: string } }).metadata.name;
@@ -64,56 +50,9 @@ async function createDistribution(body: object, client: CustomObjectsApi = custo
   return result;
 }
 
-/** The API error of a call expected to fail: HTTP code and the message the client sees. */
-async function rejection(call: Promise<unknown>): Promise<{ code: number; message: string }> {
-  try {
-    await call;
-  } catch (error) {
-    const { code, message } = describeApiError(error);
-    return { code, message };
-  }
-  throw new Error('the request was admitted');
-}
-
 async function createNamespace(name: string, labels: Record<string, string> = {}): Promise<void> {
   await core.createNamespace({ body: { metadata: { name, labels } } });
   created.namespaces.push(name);
-}
-
-function impersonating(user: string): KubeConfig {
-  const impersonated = new KubeConfig();
-  const admin = kc.getCurrentUser();
-  if (!admin) throw new Error('the admin kubeconfig has no user');
-  impersonated.loadFromOptions({
-    clusters: kc.clusters,
-    contexts: kc.contexts,
-    currentContext: kc.currentContext,
-    users: kc.users.map((u) => (u.name === admin.name ? { ...u, impersonateUser: user } : u)),
-  });
-  return impersonated;
-}
-
-/** GET over HTTPS trusting only `ca` (status code only). */
-function fetchWithCa(url: string, ca: string): Promise<{ status: number }> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { ca, agent: false }, (res) => {
-      res.resume();
-      resolve({ status: res.statusCode ?? 0 });
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-function presentedCertificate(port: number, ca: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect({ host: '127.0.0.1', port, ca }, () => {
-      const fingerprint = socket.getPeerCertificate().fingerprint256;
-      socket.end();
-      resolve(fingerprint);
-    });
-    socket.on('error', reject);
-  });
 }
 
 async function caBundle(): Promise<string> {
@@ -182,7 +121,7 @@ describe('distribution admission', () => {
 
   it('stores a valid distribution', async () => {
     const name = uniqueName('valid');
-    await createDistribution(distribution(name, configMap('valid-settings'), { includedNamespaces: { list: [{ name: 'default' }] } }));
+    await createDistribution(distribution(name, configMap('valid-settings'), included('default')));
     const stored = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name })) as { spec: { resource: { kind: string } } };
     expect(stored.spec.resource.kind).toBe('ConfigMap');
   });
@@ -233,7 +172,7 @@ describe('namespace admission', () => {
 });
 
 describe('authorization of the author', () => {
-  it('denies a user who may not write Secrets in a target namespace, and allows one who may', async () => {
+  it('denies a user who may not write Secrets in a target namespace, allows one who may, and checks the new targets of an update', async () => {
     const user = uniqueName('alice');
     const [allowedNs, forbiddenNs] = [uniqueName('alice-ok'), uniqueName('alice-no')];
     await createNamespace(allowedNs);
@@ -244,7 +183,7 @@ describe('authorization of the author', () => {
       .createClusterRole({
         body: {
           metadata: { name: 'e2e-admission-distribution-author' },
-          rules: [{ apiGroups: [GROUP], resources: [PLURAL], verbs: ['create', 'get'] }],
+          rules: [{ apiGroups: [GROUP], resources: [PLURAL], verbs: ['create', 'get', 'update'] }],
         },
       })
       .catch((error: unknown) => {
@@ -273,8 +212,8 @@ describe('authorization of the author', () => {
       },
     });
 
-    const asAlice = impersonating(user).makeApiClient(CustomObjectsApi);
-    const both = distribution(uniqueName('alice-both'), secret('alice-token'), { includedNamespaces: { list: [{ name: allowedNs }, { name: forbiddenNs }] } });
+    const asAlice = impersonating(kc, user).makeApiClient(CustomObjectsApi);
+    const both = distribution(uniqueName('alice-both'), secret('alice-token'), included(allowedNs, forbiddenNs));
     const { code, message } = await rejection(createDistribution(both, asAlice));
     expect(code).toBe(403);
     expect(message).toContain(`spec.targets: user "${user}" may not create, update secrets in namespace "${forbiddenNs}"`);
@@ -284,8 +223,16 @@ describe('authorization of the author', () => {
     expect((await rejection(createDistribution(everywhere, asAlice))).message).toContain('in every namespace');
 
     // RBAC changes reach the authorizer's cache within a moment: retry until allowed.
-    const mine = distribution(uniqueName('alice-mine'), secret('alice-token'), { includedNamespaces: { list: [{ name: allowedNs }] } });
+    const mineName = uniqueName('alice-mine');
+    const mine = distribution(mineName, secret('alice-token'), included(allowedNs));
     await waitFor(() => createDistribution(mine, asAlice).then(() => true), { what: 'the distribution of an authorized user', timeoutMs: 20 * SECOND });
+
+    // An update is checked against its new targets.
+    const stored = (await asAlice.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: mineName })) as { spec: { targets: object } };
+    stored.spec.targets = included(allowedNs, forbiddenNs);
+    const widened = await rejection(asAlice.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: mineName, body: stored }));
+    expect(widened.code).toBe(403);
+    expect(widened.message).toContain(`may not create, update secrets in namespace "${forbiddenNs}"`);
   });
 });
 
@@ -309,7 +256,7 @@ describe('certificate rotation', () => {
     const { message } = await rejection(createDistribution(invalid(uniqueName('after-rotation'))));
     expect(message).toContain('denied the request');
     const valid = uniqueName('after-rotation-valid');
-    await createDistribution(distribution(valid, configMap('rotated'), { includedNamespaces: { list: [{ name: 'default' }] } }));
+    await createDistribution(distribution(valid, configMap('rotated'), included('default')));
   });
 });
 

@@ -1,29 +1,12 @@
 // The reconciler against a real API server: copies appear, follow the template and the targets,
 // and are put back when someone edits or deletes them.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ANNOTATION_FROM, ANNOTATION_HASH, LABEL_DISTRIBUTION, type Resource } from '../../src/domain/types.js';
-import type { RunningController } from '../../src/reconcile/controller.js';
-import { startInProcessController } from './fixtures/in-process.js';
-import { condition, distributionOf, Kube } from './fixtures/kube.js';
-import { loadKubeConfig, uniqueName } from './support/cluster.js';
+import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
+import { useReconcileSuite } from './fixtures/reconcile-suite.js';
+import { uniqueName } from './support/cluster.js';
 
-let kube: Kube;
-let controller: RunningController;
-
-beforeAll(async () => {
-  const kc = loadKubeConfig();
-  kube = new Kube(kc);
-  controller = await startInProcessController(kc);
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await kube?.cleanup();
-});
-
-function configMap(name: string, data: Record<string, string>, metadata: Resource['metadata'] = {}): Resource {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata }, data };
-}
+const { kube } = useReconcileSuite();
 
 /** Three namespaces carrying a fresh label; returns the label value and the names. */
 async function labelledNamespaces(count: number): Promise<{ team: string; names: string[] }> {
@@ -39,7 +22,7 @@ describe('reconcile: copies', () => {
   it('creates a copy in every target namespace and reports status with six conditions', async () => {
     const { team, names } = await labelledNamespaces(3);
     const name = uniqueName('rd-create');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
 
     for (const ns of names) {
       const copy = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined);
@@ -66,11 +49,11 @@ describe('reconcile: copies', () => {
   it('updates every copy when spec.resource changes (data, template labels and annotations)', async () => {
     const { team, names } = await labelledNamespaces(2);
     const name = uniqueName('rd-update');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 2);
 
     await kube.updateDistribution(name, (rd) => {
-      rd.spec.resource = configMap('settings', { a: '2', b: '3' }, { labels: { tier: 'gold' }, annotations: { note: 'v2' } });
+      rd.spec.resource = configMapOf('settings', { a: '2', b: '3' }, { labels: { tier: 'gold' }, annotations: { note: 'v2' } });
     });
 
     for (const ns of names) {
@@ -85,9 +68,9 @@ describe('reconcile: copies', () => {
     const { team, names } = await labelledNamespaces(2);
     const [keep, drop] = names as [string, string];
     const other = (await kube.createNamespace('rc-foreign')).metadata!.name!;
-    const foreignObject = await kube.put(configMap('settings', { theirs: 'x' }, { namespace: other }));
+    const foreignObject = await kube.put(configMapOf('settings', { theirs: 'x' }, { namespace: other }));
     const name = uniqueName('rd-narrow');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 2);
 
     await kube.updateDistribution(name, (rd) => {
@@ -104,7 +87,7 @@ describe('reconcile: copies', () => {
     const team = uniqueName('team');
     const ns = (await kube.createNamespace('rc-labels')).metadata!.name!;
     const name = uniqueName('rd-labels');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     await kube.waitForStatus(name, (s) => s.desired === 0);
 
     await kube.labelNamespace(ns, { team });
@@ -120,7 +103,7 @@ describe('reconcile: copies', () => {
     const { team, names } = await labelledNamespaces(1);
     const ns = names[0]!;
     const name = uniqueName('rd-drift');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     const copy = (await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined))!;
 
     await kube.put({ ...copy, data: { a: 'edited', extra: 'x' }, metadata: { ...copy.metadata, labels: { ...copy.metadata.labels, mine: 'yes' } } });
@@ -130,11 +113,27 @@ describe('reconcile: copies', () => {
     expect(repaired?.metadata.labels).toMatchObject({ mine: 'yes' });
   });
 
+  it('puts back the label of a copy someone removed it from (the label-filtered watch reports it as deleted)', async () => {
+    const { team, names } = await labelledNamespaces(1);
+    const ns = names[0]!;
+    const name = uniqueName('rd-unlabelled');
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    const copy = (await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined))!;
+    const labels = { ...copy.metadata.labels };
+    delete labels[LABEL_DISTRIBUTION];
+
+    await kube.put({ ...copy, metadata: { ...copy.metadata, labels } });
+
+    const relabelled = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.labels?.[LABEL_DISTRIBUTION] === name);
+    expect(relabelled?.metadata.uid).toBe(copy.metadata.uid);
+    expect(relabelled?.data).toEqual({ a: '1' });
+  });
+
   it('recreates a copy deleted by hand', async () => {
     const { team, names } = await labelledNamespaces(1);
     const ns = names[0]!;
     const name = uniqueName('rd-deleted');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     const copy = (await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined))!;
 
     await kube.remove('ConfigMap', ns, 'settings');

@@ -1,51 +1,42 @@
 // What the reconciler costs: time to converge N namespaces, and the proof that a sweep over
 // unchanged distributions makes zero writes and no per-namespace reads (API requests counted by the
 // controller's own counting ClusterApi).
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { Resource } from '../../src/domain/types.js';
 import { createMetrics } from '../../src/metrics.js';
-import type { RunningController } from '../../src/reconcile/controller.js';
-import { startInProcessController } from './fixtures/in-process.js';
-import { distributionOf, Kube } from './fixtures/kube.js';
-import { loadKubeConfig, uniqueName } from './support/cluster.js';
+import { distributionOf } from './fixtures/kube.js';
+import { useReconcileSuite } from './fixtures/reconcile-suite.js';
+import { noLeaderElection } from './fixtures/test-settings.js';
+import { uniqueName } from './support/cluster.js';
 
 const N = 100;
 
-let kube: Kube;
-let controller: RunningController;
 const metrics = createMetrics();
+// No leader election here: lease renewals are writes too, and this file counts writes.
+const suite = useReconcileSuite({ metrics, settings: noLeaderElection });
+const { kube } = suite;
 const team = uniqueName('team');
 const names: string[] = [];
 
 beforeAll(async () => {
-  const kc = loadKubeConfig();
-  kube = new Kube(kc);
-  // No leader election here: lease renewals are writes too, and this file counts writes.
-  const settings = { leaderElection: { enabled: false, leaseName: '', leaseNamespace: '', identity: 'cost', leaseDurationMs: 0, renewDeadlineMs: 0, retryPeriodMs: 0 } };
-  controller = await startInProcessController(kc, { metrics, settings });
   for (let i = 0; i < N; i += 10) {
     const batch = await Promise.all(Array.from({ length: Math.min(10, N - i) }, () => kube.createNamespace('cost', { team })));
     names.push(...batch.map((ns) => ns.metadata!.name!));
   }
 }, 120_000);
 
-afterAll(async () => {
-  await controller?.stop();
-  await kube?.cleanup();
-});
-
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits until the controller has made no request for a while (other tests' leftovers settle). */
 async function quiet(): Promise<void> {
   for (let attempt = 0; attempt < 20; attempt++) {
-    await controller.idle();
-    controller.requests.reset();
+    await suite.controller.idle();
+    suite.controller.requests.reset();
     await sleep(1_500);
-    await controller.idle();
-    if (controller.requests.tally().writes === 0) return;
+    await suite.controller.idle();
+    if (suite.controller.requests.tally().writes === 0) return;
   }
-  throw new Error(`never quiet: ${JSON.stringify(controller.requests.tally())}`);
+  throw new Error(`never quiet: ${JSON.stringify(suite.controller.requests.tally())}`);
 }
 
 async function reconciles(): Promise<number> {
@@ -56,7 +47,9 @@ async function reconciles(): Promise<number> {
 describe('reconcile: cost', () => {
   it(`converges ${N} namespaces`, async () => {
     const configMap: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' }, data: { a: '1' } };
-    const secret: Resource = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, type: 'Opaque', data: { t: 'dA==' } };
+    // `cert` as the base64 tool writes it (wrapped): the API server stores it unwrapped, and the
+    // sweep below proves the copies still count as in sync.
+    const secret: Resource = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds' }, type: 'Opaque', data: { t: 'dA==', cert: 'aGVsbG8gd29y\nbGQ=' } };
     const targets = { namespaceLabelSelector: { matchLabels: { team } } };
     const first = uniqueName('rd-cost-cm');
     const second = uniqueName('rd-cost-secret');
@@ -83,12 +76,12 @@ describe('reconcile: cost', () => {
   it('sweeps unchanged distributions with zero writes and no per-namespace reads', async () => {
     await quiet();
     const reconcilesBefore = await reconciles();
-    controller.requests.reset();
+    suite.controller.requests.reset();
 
-    controller.sweepNow();
-    await controller.idle();
+    suite.controller.sweepNow();
+    await suite.controller.idle();
 
-    const tally = controller.requests.tally();
+    const tally = suite.controller.requests.tally();
     const swept = (await reconciles()) - reconcilesBefore;
     console.log(`sweep: ${swept} reconciles over ${N} namespaces, requests ${JSON.stringify(tally.byRequest)}`);
     expect(swept).toBeGreaterThanOrEqual(2);

@@ -1,43 +1,31 @@
 // Namespaces coming, going and hanging in Terminating; distributions going away; and generation
 // of copies for a newly admitted namespace on a replica that is not the leader.
-import { CoordinationV1Api, CoreV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION, type Resource } from '../../src/domain/types.js';
+import { CoordinationV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION } from '../../src/domain/types.js';
 import { toMicroTime } from '../../src/k8s/leader-election.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
 import { startInProcessController } from './fixtures/in-process.js';
-import { condition, distributionOf, Kube } from './fixtures/kube.js';
-import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
+import { useReconcileSuite } from './fixtures/reconcile-suite.js';
+import { uniqueName, waitFor } from './support/cluster.js';
 
 const HOLD = 'e2e.resource-distributor.io/hold';
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
-let kube: Kube;
-let core: CoreV1Api;
-let controller: RunningController;
+const suite = useReconcileSuite();
+const { kube } = suite;
+const { core } = kube;
 const held: { namespace: string; name: string }[] = [];
 const extraControllers: RunningController[] = [];
 
-beforeAll(async () => {
-  const kc = loadKubeConfig();
-  kube = new Kube(kc);
-  core = kc.makeApiClient(CoreV1Api);
-  controller = await startInProcessController(kc);
-});
-
 afterAll(async () => {
   await Promise.allSettled(extraControllers.map((c) => c.stop()));
-  await controller?.stop();
   // Let namespaces held in Terminating go.
   await Promise.allSettled(
     held.map(({ namespace, name }) => core.patchNamespacedConfigMap({ namespace, name, body: { metadata: { finalizers: null } } }, merge)),
   );
-  await kube?.cleanup();
 });
-
-function configMap(name: string, data: Record<string, string>): Resource {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data };
-}
 
 async function copiesLabelled(name: string): Promise<number> {
   const selector = `${LABEL_DISTRIBUTION}=${name}`;
@@ -54,7 +42,7 @@ describe('reconcile: namespaces', () => {
     const later = kube.reserveNamespace('rn-later');
     const name = uniqueName('rd-missing');
     await kube.createDistribution(
-      distributionOf(name, configMap('settings', { a: '1' }), { includedNamespaces: { list: [{ name: present }, { name: later }] } }),
+      distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: present }, { name: later }] } }),
     );
 
     const rd = await kube.waitForStatus(name, (s) => s.desired === 2 && s.succeeded === 1);
@@ -69,7 +57,7 @@ describe('reconcile: namespaces', () => {
   it('counts a terminating namespace as missing', async () => {
     const ns = (await kube.createNamespace('rn-term')).metadata!.name!;
     const name = uniqueName('rd-term');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 1);
     // An object with a finalizer nobody removes keeps the namespace in Terminating.
     await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'holder', finalizers: [HOLD] } } });
@@ -88,30 +76,30 @@ describe('reconcile: namespaces', () => {
     const names = [];
     for (let i = 0; i < 3; i++) names.push((await kube.createNamespace('rn-gc', { team })).metadata!.name!);
     const name = uniqueName('rd-gc');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 3);
     expect(await copiesLabelled(name)).toBe(3);
     // No controller runs: the garbage collector alone follows the owner references.
-    await controller.stop();
+    await suite.controller.stop();
 
     await kube.deleteDistribution(name);
 
     await waitFor(async () => ((await copiesLabelled(name)) === 0 ? true : undefined), { what: `copies of ${name} gone` });
-    controller = await startInProcessController(kube.kc);
+    suite.controller = await startInProcessController(kube.kc);
   });
 
   it('removes copies orphaned while no controller ran (distribution deleted with propagationPolicy Orphan)', async () => {
     const ns = (await kube.createNamespace('rn-orphan')).metadata!.name!;
     const name = uniqueName('rd-orphan');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 1);
-    await controller.stop();
+    await suite.controller.stop();
 
     await kube.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name, propagationPolicy: 'Orphan' });
     // The garbage collector strips the owner reference instead of deleting the copy.
     await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined && (o.metadata.ownerReferences ?? []).length === 0);
 
-    controller = await startInProcessController(kube.kc);
+    suite.controller = await startInProcessController(kube.kc);
     await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o === undefined);
   });
 
@@ -123,14 +111,14 @@ describe('reconcile: namespaces', () => {
       namespace: 'default',
       body: { metadata: { name: leaseName }, spec: { holderIdentity: 'someone-else', leaseDurationSeconds: 3600, renewTime: now as never, acquireTime: now as never } },
     });
-    await controller.stop();
+    await suite.controller.stop();
     const replica = await startInProcessController(kube.kc, { leaseName, waitForLeadership: false });
     extraControllers.push(replica);
     expect(replica.isLeader()).toBe(false);
 
     const team = uniqueName('team');
     const name = uniqueName('rd-gen');
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
     await waitFor(() => Promise.resolve(replica.caches.distributions.get(name) ? true : undefined), { what: 'distribution cached' });
 
     const started = Date.now();
@@ -143,6 +131,6 @@ describe('reconcile: namespaces', () => {
     expect(replica.requests.tally().byRequest['patch resourcedistributions']).toBeUndefined();
 
     await replica.stop();
-    controller = await startInProcessController(kube.kc);
+    suite.controller = await startInProcessController(kube.kc);
   });
 });

@@ -1,30 +1,13 @@
 // Ownership against a real API server: what is not ours is reported and left alone, unless the
 // writePolicy or the owner's consent (adopt annotation) says otherwise.
 import { CoreV1Api } from '@kubernetes/client-node';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Resource, type WritePolicy } from '../../src/domain/types.js';
-import type { RunningController } from '../../src/reconcile/controller.js';
-import { startInProcessController } from './fixtures/in-process.js';
-import { condition, distributionOf, Kube } from './fixtures/kube.js';
-import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { describe, expect, it } from 'vitest';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, type WritePolicy } from '../../src/domain/types.js';
+import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
+import { useReconcileSuite } from './fixtures/reconcile-suite.js';
+import { uniqueName, waitFor } from './support/cluster.js';
 
-let kube: Kube;
-let controller: RunningController;
-
-beforeAll(async () => {
-  const kc = loadKubeConfig();
-  kube = new Kube(kc);
-  controller = await startInProcessController(kc);
-});
-
-afterAll(async () => {
-  await controller?.stop();
-  await kube?.cleanup();
-});
-
-function configMap(name: string, data: Record<string, string>, metadata: Resource['metadata'] = {}): Resource {
-  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, ...metadata }, data };
-}
+const { kube } = useReconcileSuite();
 
 async function namespaces(count: number): Promise<string[]> {
   const names: string[] = [];
@@ -36,7 +19,7 @@ async function distribute(names: string[], writePolicy?: WritePolicy): Promise<s
   const name = uniqueName('rd-own');
   const extra = writePolicy ? { writePolicy } : {};
   await kube.createDistribution(
-    distributionOf(name, configMap('settings', { a: '1' }), { includedNamespaces: { list: names.map((n) => ({ name: n })) } }, extra),
+    distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: names.map((n) => ({ name: n })) } }, extra),
   );
   return name;
 }
@@ -44,7 +27,7 @@ async function distribute(names: string[], writePolicy?: WritePolicy): Promise<s
 describe('reconcile: ownership', () => {
   it('reports a pre-existing foreign object under ConflictOccurred, naming the namespace, and leaves it alone', async () => {
     const [free, taken] = (await namespaces(2)) as [string, string];
-    const theirs = await kube.put(configMap('settings', { theirs: 'x' }, { namespace: taken }));
+    const theirs = await kube.put(configMapOf('settings', { theirs: 'x' }, { namespace: taken }));
     const name = await distribute([free, taken]);
 
     const rd = await kube.waitForStatus(name, (s) => s.succeeded === 1 && s.failed === 1);
@@ -59,7 +42,7 @@ describe('reconcile: ownership', () => {
 
   it('records a Warning event about the conflict on the distribution, without object data', async () => {
     const [taken] = (await namespaces(1)) as [string];
-    await kube.put(configMap('settings', { secretish: 'do-not-leak' }, { namespace: taken }));
+    await kube.put(configMapOf('settings', { secretish: 'do-not-leak' }, { namespace: taken }));
     const name = await distribute([taken]);
     const core = kube.kc.makeApiClient(CoreV1Api);
 
@@ -98,8 +81,8 @@ describe('reconcile: ownership', () => {
   it('adopts an object annotated for this distribution in place (same uid)', async () => {
     const [ns] = (await namespaces(1)) as [string];
     const name = uniqueName('rd-adopt');
-    const before = await kube.put(configMap('settings', { old: 'x' }, { namespace: ns, annotations: { [ANNOTATION_ADOPT]: name } }));
-    await kube.createDistribution(distributionOf(name, configMap('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
+    const before = await kube.put(configMapOf('settings', { old: 'x' }, { namespace: ns, annotations: { [ANNOTATION_ADOPT]: name } }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
 
     const after = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.annotations?.[ANNOTATION_FROM] === name);
     expect(after?.metadata.uid).toBe(before.metadata.uid);
@@ -110,7 +93,7 @@ describe('reconcile: ownership', () => {
 
   it('with writePolicy overwrite, takes a foreign object over', async () => {
     const [ns] = (await namespaces(1)) as [string];
-    const before = await kube.put(configMap('settings', { theirs: 'x' }, { namespace: ns, labels: { app: 'theirs' } }));
+    const before = await kube.put(configMapOf('settings', { theirs: 'x' }, { namespace: ns, labels: { app: 'theirs' } }));
     const name = await distribute([ns], 'overwrite');
 
     const after = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.annotations?.[ANNOTATION_FROM] === name);
@@ -123,7 +106,7 @@ describe('reconcile: ownership', () => {
 
   it('with writePolicy strict, writes nothing while any target has a conflict, then everything once it is gone', async () => {
     const [free, taken] = (await namespaces(2)) as [string, string];
-    await kube.put(configMap('settings', { theirs: 'x' }, { namespace: taken }));
+    await kube.put(configMapOf('settings', { theirs: 'x' }, { namespace: taken }));
     const name = await distribute([free, taken], 'strict');
 
     const rd = await kube.waitForStatus(name, (s) => s.failed === 2);

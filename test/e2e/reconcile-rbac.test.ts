@@ -1,23 +1,18 @@
-// The controller under the least privilege it documents (/tmp/brief/rbac-verbs.md, mirrored in
-// RULES below): a ServiceAccount bound to exactly these rules runs every kind of write the
-// reconciler and the generator make, and not one request is refused.
-import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
+// The controller under the least privilege it documents (test/rbac-rules.ts, which
+// webhook-config/rbac.yaml is held to): a ServiceAccount bound to exactly these rules runs every
+// kind of write the reconciler and the generator make, and not one request is refused.
+import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_FROM, type Resource } from '../../src/domain/types.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
+import { CONTROLLER_RULES, ownNamespaceRules } from '../rbac-rules.js';
 import { startInProcessController } from './fixtures/in-process.js';
 import { condition, distributionOf, Kube } from './fixtures/kube.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
-const RULES: V1PolicyRule[] = [
-  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions'], verbs: ['list', 'watch'] },
-  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/status'], verbs: ['patch'] },
-  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/finalizers'], verbs: ['update'] },
-  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
-  { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
-  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
-];
-const LEASE_RULES: V1PolicyRule[] = [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }];
+const leaseName = uniqueName('rd-e2e-rbac-lease');
+/** The lease rules only: the TLS Secret is the admission side's (test/e2e/admission-tls.test.ts). */
+const LEASE_RULES = ownNamespaceRules(leaseName, 'unused').filter((rule) => rule.apiGroups?.includes('coordination.k8s.io'));
 
 let admin: Kube;
 let rbac: RbacAuthorizationV1Api;
@@ -30,7 +25,7 @@ async function restrictedKubeConfig(): Promise<KubeConfig> {
   await admin.createNamed(accountNs);
   await admin.core.createNamespacedServiceAccount({ namespace: accountNs, body: { metadata: { name: account } } });
   const subjects = [{ kind: 'ServiceAccount', name: account, namespace: accountNs }];
-  await rbac.createClusterRole({ body: { metadata: { name: account }, rules: RULES } });
+  await rbac.createClusterRole({ body: { metadata: { name: account }, rules: CONTROLLER_RULES } });
   await rbac.createClusterRoleBinding({
     body: { metadata: { name: account }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: account }, subjects },
   });
@@ -59,7 +54,7 @@ beforeAll(async () => {
   const kc = loadKubeConfig();
   admin = new Kube(kc);
   rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  controller = await startInProcessController(await restrictedKubeConfig());
+  controller = await startInProcessController(await restrictedKubeConfig(), { leaseName });
 });
 
 afterAll(async () => {

@@ -5,12 +5,10 @@ import type { Resource } from '../../src/domain/types.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
 import { startInProcessController } from './fixtures/in-process.js';
 import { distributionOf, Kube } from './fixtures/kube.js';
+import { noLeaderElection } from './fixtures/test-settings.js';
 import { loadKubeConfig, uniqueName } from './support/cluster.js';
 
 const N = 10;
-const noLeaderElection = {
-  leaderElection: { enabled: false, leaseName: '', leaseNamespace: '', identity: 'restart', leaseDurationMs: 0, renewDeadlineMs: 0, retryPeriodMs: 0 },
-};
 
 let kube: Kube;
 let controller: RunningController | undefined;

@@ -1,5 +1,9 @@
+import { createServer, type AddressInfo, type Socket } from 'node:net';
+import { KubeConfig } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { cachedAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
+import { DeadlineExceeded } from '../../../src/k8s/deadline.js';
+import { TransientError } from '../../../src/k8s/errors.js';
 import { FakeAccessReviewer } from './review-builder.js';
 
 const check = (overrides: Partial<AccessCheck> = {}): AccessCheck => ({
@@ -54,5 +58,42 @@ describe('cachedAccessReviewer', () => {
     inner.failWith = undefined;
     expect(await cached.review(check())).toEqual({ allowed: false });
     expect(inner.checks).toHaveLength(2);
+  });
+});
+
+function kubeConfigFor(server: string): KubeConfig {
+  const kc = new KubeConfig();
+  kc.loadFromOptions({
+    clusters: [{ name: 'c', server, skipTLSVerify: true }],
+    users: [{ name: 'u', token: 't' }],
+    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
+    currentContext: 'x',
+  });
+  return kc;
+}
+
+describe('createAccessReviewer', () => {
+  it('gives up on an API server that never answers, and the cache asks again next time', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    try {
+      const reviewer = createAccessReviewer(kubeConfigFor(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`), undefined, 100);
+      let calls = 0;
+      const cached = cachedAccessReviewer({ review: (c) => (calls++, reviewer.review(c)) }, { ttlMs: 10_000 });
+      await expect(cached.review(check())).rejects.toBeInstanceOf(DeadlineExceeded);
+      await expect(cached.review(check())).rejects.toBeInstanceOf(TransientError);
+      expect(calls).toBe(2);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      silent.close();
+    }
+  });
+
+  it('turns an unreachable API server into a transient error', async () => {
+    const kc = kubeConfigFor('https://127.0.0.1:1');
+    const error: unknown = await createAccessReviewer(kc).review(check()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(TransientError);
+    expect((error as Error).message).toMatch(/^SubjectAccessReview failed \(ECONNREFUSED\)/);
   });
 });

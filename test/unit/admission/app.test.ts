@@ -1,5 +1,9 @@
 import { Readable } from 'node:stream';
+import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
+import { webhookRoute } from '../../../src/admission/webhook-route.js';
+import { createLogger } from '../../../src/log.js';
+import { createMetrics } from '../../../src/metrics.js';
 import { distribution, base64 } from '../builders.js';
 import { post, review, testApp, type ReviewResponse } from './review-builder.js';
 
@@ -19,6 +23,9 @@ describe('admission HTTP contract', () => {
     { what: 'v1beta1', body: { apiVersion: 'admission.k8s.io/v1beta1', kind: 'AdmissionReview', request: {} } },
     { what: 'no request', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview' } },
     { what: 'no uid', body: { apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', request: { operation: 'CREATE' } } },
+    { what: 'a malformed userInfo', body: { ...review().body(), request: { ...review().body().request as object, userInfo: { username: 7 } } } },
+    { what: 'malformed userInfo extra', body: { ...review().body(), request: { ...review().body().request as object, userInfo: { extra: { scopes: 'all' } } } } },
+    { what: 'a name that is not a string', body: { ...review().body(), request: { ...review().body().request as object, name: { a: 1 } } } },
   ])('answers 400 for a body that is not an AdmissionReview v1 ($what)', async ({ body }) => {
     const { app } = testApp();
     const res = await post(app, DISTRIBUTIONS, body);
@@ -80,6 +87,31 @@ describe('admission HTTP contract', () => {
     const res = await post(app, DISTRIBUTIONS, builder.body());
     const body = (await res.json()) as ReviewResponse;
     expect(body.response).toMatchObject({ uid: builder.requestUid, allowed: false, status: { code: 504 } });
+  });
+
+  it('fails open where asked: an exception or a missed deadline allows, and is counted as errored', async () => {
+    const metrics = createMetrics();
+    const app = new Hono();
+    const options = { log: createLogger({ level: 'silent' }), metrics, bodyLimitBytes: 1024, deadlineMs: 50, failOpen: true };
+    app.post('/throws', ...webhookRoute({ ...options, name: 'throws', webhook: () => { throw new Error('bug'); } }));
+    app.post('/hangs', ...webhookRoute({ ...options, name: 'hangs', webhook: () => new Promise(() => undefined) }));
+    for (const path of ['/throws', '/hangs']) {
+      const builder = review().namespace('team-a');
+      const body = (await (await post(app, path, builder.body())).json()) as ReviewResponse;
+      expect(body.response).toEqual({ uid: builder.requestUid, allowed: true });
+    }
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('resource_distributor_admission_requests_total{webhook="throws",operation="CREATE",decision="errored"} 1');
+    expect(text).toContain('resource_distributor_admission_requests_total{webhook="hangs",operation="CREATE",decision="errored"} 1');
+  });
+
+  it('never echoes the body of a malformed request in the answer or the logs', async () => {
+    const { app, logs } = testApp();
+    const secretValue = 'hunter2-do-not-echo';
+    const res = await post(app, DISTRIBUTIONS, `{"request": {"object": {"data": {"password": "${secretValue}"}}`);
+    expect(res.status).toBe(400);
+    expect(await res.text()).not.toContain(secretValue);
+    expect(JSON.stringify(logs)).not.toContain(secretValue);
   });
 
   it('logs one structured line per review, without object data', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { distribution } from '../builders.js';
+import { base64, distribution } from '../builders.js';
 import { admit, review, testApp } from './review-builder.js';
 
 describe('distribution webhook: domain rules', () => {
@@ -80,6 +80,31 @@ describe('distribution webhook: domain rules', () => {
   });
 });
 
+describe('distribution webhook: Secret data never leaves in a denial', () => {
+  const SECRET = 's3cr3t-VALUE-never-shown';
+  const secretTemplate = (fields: Record<string, unknown>): Record<string, unknown> => ({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 's' }, ...fields });
+
+  it.each([
+    { what: 'data that is not base64', fields: { data: { password: SECRET } } },
+    { what: 'a data value that is not a string', fields: { data: { password: { nested: SECRET } } } },
+    { what: 'data that is a list', fields: { data: [SECRET] } },
+    { what: 'data that is a string', fields: { data: SECRET } },
+    { what: 'a stringData value that is a number', fields: { stringData: { a: 1, password: [SECRET] } } },
+    { what: 'binaryData in a Secret', fields: { binaryData: { password: base64(SECRET) } } },
+    { what: 'an invalid key', fields: { data: { 'bad key!': base64(SECRET) } } },
+    { what: 'a dockerconfigjson that is not JSON', fields: { type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': base64(SECRET) } } },
+    { what: 'a basic-auth Secret missing its keys', fields: { type: 'kubernetes.io/basic-auth', stringData: { other: SECRET } } },
+    { what: 'an oversized Secret', fields: { stringData: { password: SECRET.repeat(60_000) } } },
+  ])('denies $what without quoting the data', async ({ fields }) => {
+    const { app, logs } = testApp({ bodyLimitBytes: 8 * 1024 * 1024 });
+    const rd = distribution('leaky').template(secretTemplate(fields)).included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    expect(response.allowed).toBe(false);
+    const everything = JSON.stringify([response, logs]);
+    for (const form of [SECRET, base64(SECRET), SECRET.slice(0, 12)]) expect(everything).not.toContain(form);
+  });
+});
+
 describe('distribution webhook: the author must be allowed to write every copy', () => {
   it('denies with one line per namespace where the user may not write, code 403', async () => {
     const { app, reviewer } = testApp();
@@ -126,6 +151,34 @@ describe('distribution webhook: the author must be allowed to write every copy',
       'spec.targets: user "carol" may not create, update secrets in every namespace (required by allNamespaces or namespaceLabelSelector)',
     );
     expect(reviewer.checks.map((c) => c.namespace)).toEqual(['', '']);
+  });
+
+  it('checks the new targets on UPDATE', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('dave', ['create', 'update'], 'configmaps', 'team-a');
+    const old = distribution('moving').configMap('cfg', { a: 'b' }).included('team-a').build();
+    const moved = distribution('moving').configMap('cfg', { a: 'b' }).included('team-a', 'team-z').build();
+    const response = await admit(app, 'distributions', review().distribution(moved).operation('UPDATE').oldObject(old).user('dave'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe('spec.targets: user "dave" may not create, update configmaps in namespace "team-z"');
+    expect(reviewer.checks.filter((c) => c.verb === 'update').map((c) => c.namespace)).toEqual(['team-a', 'team-z']);
+  });
+
+  it('names at most ten namespaces, and counts the others', async () => {
+    const { app } = testApp();
+    const namespaces = Array.from({ length: 25 }, (_, i) => `team-${String(i).padStart(2, '0')}`);
+    const rd = distribution('wide').configMap('cfg', { a: 'b' }).included(...namespaces).build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('eve'));
+    const lines = response.status?.message.split('\n') ?? [];
+    expect(lines).toHaveLength(11);
+    expect(lines[10]).toBe('spec.targets: user "eve" may not write configmaps in 15 more target namespaces');
+  });
+
+  it('has no say over objects it is not registered for', async () => {
+    const { app, reviewer } = testApp();
+    const response = await admit(app, 'distributions', review().namespace('misrouted').user('nobody'));
+    expect(response.allowed).toBe(true);
+    expect(reviewer.checks).toEqual([]);
   });
 
   it('answers errored (HTTP 200, code 500, uid echoed) when the authorization check fails', async () => {

@@ -1,3 +1,4 @@
+import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
 import { Hono } from 'hono';
 import request from 'supertest';
@@ -5,7 +6,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startHttpsServer, type HttpsServer } from '../../../src/admission/https-server.js';
 import { createLogger } from '../../../src/log.js';
 import { certificateInfo, generateCa, generateServing, serviceIdentity, type KeyPair } from '../../../src/tls/certificates.js';
-import { testApp } from './review-builder.js';
+import { base64, distribution } from '../builders.js';
+import { review, testApp } from './review-builder.js';
 
 const DAY = 86_400_000;
 const log = createLogger({ level: 'silent' });
@@ -25,6 +27,20 @@ function presentedFingerprint(port: number, ca: string): Promise<string> {
       resolve(fingerprint);
     });
     socket.on('error', reject);
+  });
+}
+
+/** POSTs over the real socket in chunks, without a Content-Length: the body limit must be enforced while reading. */
+function postChunked(port: number, ca: string, path: string, body: string): Promise<{ status: number; json: unknown }> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, ca, servername: 'localhost', path, method: 'POST', headers: { 'content-type': 'application/json' } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+    });
+    req.on('error', reject);
+    for (let i = 0; i < body.length; i += 512) req.write(body.slice(i, i + 512));
+    req.end();
   });
 }
 
@@ -66,5 +82,20 @@ describe('HTTPS listener', () => {
     expect(await response).toBe('done');
     await closed;
     await expect(request(`https://127.0.0.1:${started.port}`).get('/slow').ca(ca.cert)).rejects.toThrow();
+  });
+
+  it('reads admission bodies from the socket, answering small ones and refusing streamed oversize ones with 413', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp({ bodyLimitBytes: 2048 });
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log });
+
+    const small = review().namespace('team-a').body() as { request: { uid: string } };
+    const ok = await postChunked(server.port, ca.cert, '/generate/namespaces', JSON.stringify(small));
+    expect(ok.status).toBe(200);
+    expect(ok.json).toMatchObject({ response: { uid: small.request.uid, allowed: true } });
+
+    const big = review().distribution(distribution('big').secret('s').data({ k: base64('x'.repeat(8192)) }).build()).body();
+    const refused = await postChunked(server.port, ca.cert, '/validate/resourcedistributions', JSON.stringify(big));
+    expect(refused).toEqual({ status: 413, json: { message: 'body larger than 2048 bytes' } });
   });
 });

@@ -2,7 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../src/config.js';
 import { webhookConfigurations } from '../../../src/k8s/webhook-config.js';
+import { admissionRules, CONTROLLER_RULES, ownNamespaceRules } from '../../rbac-rules.js';
 
 const DIR = 'webhook-config';
 
@@ -28,7 +30,15 @@ function load(path: string): Manifest[] {
   });
 }
 
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+  resourceNames?: string[];
+}
+
 interface Container {
+  ports: { name: string; containerPort: number }[];
   securityContext: unknown;
   readinessProbe: { httpGet: unknown };
   livenessProbe: { httpGet: unknown };
@@ -78,6 +88,35 @@ describe('webhook-config/', () => {
     expect(env.POD_NAME).toEqual({ fieldRef: { fieldPath: 'metadata.name' } });
     expect(env.RD_MODE).toBe('cluster');
     expect(one('PodDisruptionBudget')).toMatchObject({ spec: { minAvailable: 1 } });
+  });
+
+  it('grants exactly the verbs the code calls, by name where Kubernetes allows it', () => {
+    const config = loadConfig({});
+    const webhookNames = [config.webhookNames.distributions, config.webhookNames.namespaces];
+    expect((one('ClusterRole') as unknown as { rules: Rule[] }).rules).toEqual([...CONTROLLER_RULES, ...admissionRules(webhookNames)]);
+    expect((one('Role') as unknown as { rules: Rule[] }).rules).toEqual(ownNamespaceRules(config.leaseName, config.tlsSecret));
+  });
+
+  it('sets the container up with the defaults of src/config.ts and the names the other manifests use', () => {
+    const deployment = one('Deployment') as unknown as {
+      metadata: { namespace: string };
+      spec: { template: { spec: { terminationGracePeriodSeconds: number; containers: Container[] } } };
+    };
+    const pod = deployment.spec.template.spec;
+    const container = pod.containers[0]!;
+    const literal = Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+    expect(container.env.find((e) => e.name === 'RD_NAMESPACE')?.valueFrom).toEqual({ fieldRef: { fieldPath: 'metadata.namespace' } });
+    const config = loadConfig({ ...literal, RD_NAMESPACE: deployment.metadata.namespace, POD_NAME: 'pod' });
+    expect(config).toEqual(loadConfig({ POD_NAME: 'pod' }));
+
+    expect(container.ports).toEqual([{ name: 'https', containerPort: config.port, protocol: 'TCP' }]);
+    expect(one('Service')).toMatchObject({ metadata: { name: config.serviceName }, spec: { ports: [{ port: 443, targetPort: 'https' }] } });
+    const roleNames = (one('Role') as unknown as { rules: Rule[] }).rules.flatMap((r) => r.resourceNames ?? []);
+    expect(roleNames).toEqual(expect.arrayContaining([config.leaseName, config.tlsSecret]));
+    expect(byKind('ValidatingWebhookConfiguration').map((w) => w.metadata.name).sort()).toEqual(
+      [config.webhookNames.distributions, config.webhookNames.namespaces].sort(),
+    );
+    expect(pod.terminationGracePeriodSeconds * 1000).toBeGreaterThan(config.shutdownDelayMs + config.shutdownTimeoutMs);
   });
 
   it('grants webhook configuration access only to our two, by name', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { startsGeneration } from '../../../src/admission/namespace-webhook.js';
 import type { AdmissionRequest } from '../../../src/admission/review.js';
+import { distribution } from '../builders.js';
 import { admit, review, testApp } from './review-builder.js';
 
 describe('namespace webhook', () => {
@@ -35,6 +36,7 @@ describe('namespace webhook', () => {
     { when: 'an UPDATE keeping labels', build: () => review().namespace('n', { env: 'prod' }).operation('UPDATE').oldNamespaceLabels({ env: 'prod' }), expected: false },
     { when: 'a dry-run UPDATE changing labels', build: () => review().namespace('n', { a: 'b' }).operation('UPDATE').oldNamespaceLabels({}).dryRun(), expected: false },
     { when: 'a DELETE', build: () => review().namespace('n').operation('DELETE'), expected: false },
+    { when: 'another kind (a misrouted review)', build: () => review().distribution(distribution('n').configMap('c').build()), expected: false },
   ])('starts generation on $when: $expected', ({ build, expected }) => {
     const request = build().body().request as AdmissionRequest;
     expect(startsGeneration(request)).toBe(expected);

@@ -29,6 +29,8 @@ class MemoryStore implements CertificateStore {
 function replica(store: CertificateStore, clock: () => Date) {
   const served: KeyPair[] = [];
   const published: string[] = [];
+  const steps: string[] = [];
+  const api = { down: false };
   const manager = createCertificateManager({
     store,
     identity: serviceIdentity('svc', 'ns', false),
@@ -36,14 +38,19 @@ function replica(store: CertificateStore, clock: () => Date) {
     clock,
     log: createLogger({ level: 'silent' }),
     checkIntervalMs: 60_000,
-    serve: (certificate) => served.push(certificate),
+    serve: (certificate) => {
+      steps.push('serve');
+      served.push(certificate);
+    },
     publishTrust: (trust) => {
+      if (api.down) return Promise.reject(new Error('API server unavailable'));
+      steps.push('publish');
       const changed = trust !== published.at(-1);
       published.push(trust);
       return Promise.resolve(changed);
     },
   });
-  return { manager, served, published };
+  return { manager, served, published, steps, api };
 }
 
 describe('certificate manager', () => {
@@ -92,5 +99,34 @@ describe('certificate manager', () => {
     await b.manager.refresh();
     expect(b.served.at(-1)).toEqual(rotated.serving);
     expect(store.saves).toBe(2);
+  });
+
+  it('publishes the trust bundle before it serves a certificate', async () => {
+    const { manager, steps } = replica(new MemoryStore(), () => new Date('2024-05-01T10:00:00Z'));
+    await manager.refresh();
+    expect(steps).toEqual(['publish', 'serve']);
+  });
+
+  it('while the trust bundle cannot be published, serves a renewal by the same CA but no certificate of a new CA', async () => {
+    let now = new Date('2024-05-01T10:00:00Z');
+    const store = new MemoryStore();
+    const { manager, served, api } = replica(store, () => now);
+    const first = await manager.refresh();
+    api.down = true;
+
+    now = new Date(now.getTime() + 61 * DAY);
+    await expect(manager.refresh()).rejects.toThrow('API server unavailable');
+    expect(served).toHaveLength(2);
+
+    // The CA has expired: a fresh one signs the next certificate, which waits for its CA to be published.
+    now = new Date(now.getTime() + 1825 * DAY);
+    const fresh = await manager.ensure();
+    expect(fresh.ca.cert).not.toBe(first.ca.cert);
+    await expect(manager.refresh()).rejects.toThrow('API server unavailable');
+    expect(served).toHaveLength(2);
+
+    api.down = false;
+    await manager.refresh();
+    expect(served.at(-1)).toEqual(fresh.serving);
   });
 });

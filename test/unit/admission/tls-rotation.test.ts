@@ -14,7 +14,7 @@ async function step(bundle: CertificateBundle | undefined, now: Date): Promise<C
 
 describe('planRotation', () => {
   it('starts fresh when nothing is stored', () => {
-    expect(planRotation(undefined, identity, T0, policy)).toEqual({ ca: 'fresh', serving: true, reasons: ['no certificates yet'] });
+    expect(planRotation(undefined, identity, T0, policy)).toEqual({ ca: 'fresh', serving: true, trust: true, reasons: ['no certificates yet'] });
   });
 
   it('walks a CA and serving certificate through their lives', async () => {
@@ -29,8 +29,8 @@ describe('planRotation', () => {
     expect(certificateInfo(first.serving.cert).ips).toEqual(['127.0.0.1']);
     expect(isIssuedBy(first.serving.cert, first.ca.cert)).toBe(true);
 
-    expect(planRotation(first, identity, at(59), policy)).toEqual({ ca: 'keep', serving: false, reasons: [] });
-    expect(planRotation(first, identity, at(61), policy)).toEqual({ ca: 'keep', serving: true, reasons: ['serving certificate near expiry'] });
+    expect(planRotation(first, identity, at(59), policy)).toEqual({ ca: 'keep', serving: false, trust: false, reasons: [] });
+    expect(planRotation(first, identity, at(61), policy)).toEqual({ ca: 'keep', serving: true, trust: false, reasons: ['serving certificate near expiry'] });
 
     const renewed = await step(first, at(61));
     expect(renewed.ca).toEqual(first.ca);
@@ -50,11 +50,40 @@ describe('planRotation', () => {
     expect(planRotation(bundle, identity, at(1826), policy)).toMatchObject({ ca: 'fresh', serving: true });
   });
 
-  it('replaces a serving certificate no trusted CA signed', async () => {
+  it('replaces a serving certificate no trusted CA signed, and puts the CA back into the trust bundle', async () => {
     const bundle = await step(undefined, T0);
     const stranger = await generateCa(T0, policy.caValidityMs);
     const tampered = { ...bundle, trust: stranger.cert };
-    expect(planRotation(tampered, identity, at(1), policy).reasons).toEqual(['serving certificate not signed by a trusted CA']);
+    expect(planRotation(tampered, identity, at(1), policy).reasons).toEqual(['serving certificate not signed by a trusted CA', 'trust bundle out of date']);
+    const repaired = await step(tampered, at(1));
+    expect(new Set(splitPem(repaired.trust))).toEqual(new Set([bundle.ca.cert, stranger.cert]));
+    expect(isIssuedBy(repaired.serving.cert, bundle.ca.cert)).toBe(true);
+    expect(planRotation(repaired, identity, at(2), policy)).toEqual({ ca: 'keep', serving: false, trust: false, reasons: [] });
+  });
+
+  it('replaces a serving certificate whose key was swapped', async () => {
+    const bundle = await step(undefined, T0);
+    const other = await step(undefined, T0);
+    const tampered = { ...bundle, serving: { ...bundle.serving, key: other.serving.key } };
+    expect(planRotation(tampered, identity, at(1), policy)).toMatchObject({ ca: 'keep', serving: true, reasons: ['serving key does not match the serving certificate'] });
+  });
+
+  it('starts a fresh CA when the CA key is lost, still trusting the old CA until it expires', async () => {
+    const bundle = await step(undefined, T0);
+    const other = await generateCa(T0, policy.caValidityMs);
+    const tampered = { ...bundle, ca: { ...bundle.ca, key: other.key } };
+    expect(planRotation(tampered, identity, at(1), policy)).toMatchObject({ ca: 'fresh', reasons: ['stored CA key does not match the CA'] });
+    const fresh = await step(tampered, at(1));
+    expect(splitPem(fresh.trust)).toEqual([bundle.ca.cert, fresh.ca.cert]);
+    expect(isIssuedBy(fresh.serving.cert, fresh.ca.cert)).toBe(true);
+  });
+
+  it('rewrites a trust bundle holding something unreadable, instead of failing', async () => {
+    const bundle = await step(undefined, T0);
+    const garbage = '-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n';
+    const tampered = { ...bundle, trust: bundle.trust + garbage };
+    expect(planRotation(tampered, identity, at(1), policy)).toEqual({ ca: 'keep', serving: false, trust: true, reasons: ['trust bundle out of date'] });
+    expect((await step(tampered, at(1))).trust).toBe(bundle.trust);
   });
 });
 
@@ -76,8 +105,13 @@ describe('CA rollover', () => {
     expect(isIssuedBy(later.serving.cert, newCa)).toBe(true);
     expect(splitPem(later.trust)).toEqual([oldCa, newCa]);
 
-    // Once the old CA has expired it leaves the trust bundle.
-    expect(splitPem(trustBundle([later.trust], at(1826)))).toEqual([newCa]);
+    // Once the old CA has expired (day 1825), the next check takes it out of the trust bundle.
+    const current = await step(later, at(1800));
+    expect(splitPem(current.trust)).toEqual([oldCa, newCa]);
+    expect(planRotation(current, identity, at(1826), policy)).toEqual({ ca: 'keep', serving: false, trust: true, reasons: ['trust bundle out of date'] });
+    const cleaned = await step(current, at(1826));
+    expect(splitPem(cleaned.trust)).toEqual([newCa]);
+    expect(cleaned.serving).toEqual(current.serving);
   });
 
   it('never issues a serving certificate that outlives the CA signing it', async () => {

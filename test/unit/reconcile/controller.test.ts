@@ -1,11 +1,12 @@
 import { KubeConfig } from '@kubernetes/client-node';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../src/domain/clock.js';
+import { toMicroTime } from '../../../src/k8s/leader-election.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { createController, type RunningController } from '../../../src/reconcile/controller.js';
 import { testSettings } from '../../e2e/fixtures/test-settings.js';
 import { distribution } from '../builders.js';
-import { FakeCluster } from './fake-cluster.js';
+import { FakeApiError, FakeCluster } from './fake-cluster.js';
 import { silentLog } from './harness.js';
 
 const running: RunningController[] = [];
@@ -69,6 +70,44 @@ describe('controller (over the in-memory cluster)', () => {
       false,
       false,
     ]);
+  });
+
+  it('stops reconciling as soon as it sees another replica holding the lease', async () => {
+    const cluster = new FakeCluster();
+    cluster.putNamespace('ns-a', { team: 'a' });
+    const controller = await start(cluster, 'one');
+    await until(() => controller.isLeader());
+    const held = cluster.leases.get('default/leader')!;
+    cluster.leases.set('default/leader', { ...held, spec: { ...held.spec, holderIdentity: 'two', renewTime: toMicroTime(new Date()) } });
+
+    // One retry period (1 s), well before the renew deadline (3 s) would end it.
+    await until(() => !controller.isLeader(), 1_500);
+    cluster.putDistribution(distribution('late').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+  });
+
+  it('leaves no timer behind once stopped (nothing fires after stop, nothing holds the process)', async () => {
+    vi.useFakeTimers();
+    try {
+      const cluster = new FakeCluster();
+      cluster.putNamespace('ns-a', { team: 'a' });
+      const controller = await start(cluster, 'one');
+      await vi.advanceTimersByTimeAsync(100);
+      expect(controller.isLeader()).toBe(true);
+      // A namespace that never appears keeps the generator waiting; a failing write leaves a retry pending.
+      controller.namespaceAdmitted({ name: 'never', uid: 'uid-never' });
+      cluster.failWhen((method) => (method === 'createCopy' ? new FakeApiError(503, 'ServiceUnavailable') : undefined));
+      cluster.putDistribution(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+      await vi.advanceTimersByTimeAsync(100);
+      expect(vi.getTimerCount()).toBeGreaterThan(0);
+
+      await controller.stop();
+
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lets one replica of two lead; the other takes over when it stops', async () => {

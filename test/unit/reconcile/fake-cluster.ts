@@ -107,7 +107,7 @@ export class FakeCluster {
     const stored = this.stamp(object, old === undefined);
     if (old) stored.metadata.uid = old.metadata.uid;
     this.copies.set(key, stored);
-    this.emitCopy(old ? 'MODIFIED' : 'ADDED', stored);
+    this.emitCopy(stored, old);
     return stored;
   }
 
@@ -116,7 +116,7 @@ export class FakeCluster {
     const old = this.copies.get(key);
     if (!old) return;
     this.copies.delete(key);
-    this.emitCopy('DELETED', old);
+    if (labelled(old)) this.emit(watchedKind(old), 'DELETED', old);
   }
 
   object(kind: string, namespace: string, name: string): Resource | undefined {
@@ -127,10 +127,14 @@ export class FakeCluster {
     return this.calls.filter((call) => call.method === method).length;
   }
 
-  private emitCopy(type: WatchEvent['type'], object: Resource): void {
-    // The label selector of our copy watches.
-    if (object.metadata.labels?.['resource-distributor.io/distribution'] === undefined) return;
-    this.emit(object.kind === 'Secret' ? 'secrets' : 'configmaps', type, object);
+  /**
+   * As the API server's watch cache serves a label-selector watch (ours): an object that starts
+   * matching is ADDED, one that stops matching is DELETED (previous content, new resourceVersion).
+   */
+  private emitCopy(current: Resource, old: Resource | undefined): void {
+    const was = old !== undefined && labelled(old);
+    if (labelled(current)) this.emit(watchedKind(current), was ? 'MODIFIED' : 'ADDED', current);
+    else if (was) this.emit(watchedKind(old), 'DELETED', { ...old, metadata: { ...old.metadata, resourceVersion: current.metadata.resourceVersion } });
   }
 
   /** Records the call; rejects when a failure rule matches. */
@@ -170,6 +174,11 @@ export class FakeCluster {
       await this.check('getNamespace', [name]);
       const ns = this.namespaces.get(name);
       return ns ? structuredClone(ns) : undefined;
+    },
+    lookupDistribution: async (name) => {
+      await this.check('lookupDistribution', [name]);
+      const rd = this.distributions.get(name);
+      return rd ? structuredClone(rd) : undefined;
     },
     getCopy: async (ref) => {
       await this.check('getCopy', [ref]);
@@ -235,6 +244,14 @@ export class FakeCluster {
       return structuredClone(stored);
     },
   };
+}
+
+function labelled(object: Resource): boolean {
+  return object.metadata.labels?.['resource-distributor.io/distribution'] !== undefined;
+}
+
+function watchedKind(object: Resource): WatchedResource {
+  return object.kind === 'Secret' ? 'secrets' : 'configmaps';
 }
 
 export function keyOf(kind: string, namespace: string, name: string): string {

@@ -2,8 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/domain/clock.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { createGenerator, type Generator } from '../../../src/reconcile/generator.js';
+import type { Logger } from '../../../src/log.js';
+import type { Resource } from '../../../src/domain/types.js';
 import { distribution, foreign } from '../builders.js';
-import { silentLog, startHarness, type Harness } from './harness.js';
+import { FakeApiError } from './fake-cluster.js';
+import { recordingLog, silentLog, startHarness, WARN, type Harness } from './harness.js';
 
 let h: Harness;
 let generator: Generator;
@@ -13,14 +16,14 @@ afterEach(async () => {
   h?.caches.stop();
 });
 
-async function setup(): Promise<void> {
+async function setup(log: Logger = silentLog): Promise<void> {
   h = await startHarness();
   generator = createGenerator({
     api: h.requests.api,
     caches: h.caches,
     writer: h.writer,
     clock: systemClock,
-    log: silentLog,
+    log,
     metrics: createMetrics(),
     forbiddenNamespaces: [],
     parallelism: 4,
@@ -83,6 +86,39 @@ describe('namespace generator', () => {
     generator.namespaceAdmitted({ name: 'taken', uid: h.cluster.namespaces.get('taken')!.metadata.uid! });
     await generator.idle();
     expect(h.cluster.object('ConfigMap', 'taken', 'settings')).toEqual(theirs);
+  });
+
+  it('takes a create lost to another writer as done: reads what was written, plans again, no warning', async () => {
+    const { log, lines } = recordingLog();
+    await setup(log);
+    const ns = h.cluster.putNamespace('raced', { team: 'a' }, false, true);
+    // The leader's reconcile creates the same copy first; this replica's cache has not seen it yet.
+    h.cluster.failWhen((method, args) => {
+      if (method !== 'createCopy' || h.cluster.object('ConfigMap', 'raced', 'settings')) return undefined;
+      const copy = args[0] as Resource;
+      h.cluster.copies.set(`ConfigMap/raced/settings`, { ...structuredClone(copy), metadata: { ...copy.metadata, uid: 'theirs', resourceVersion: '1' } });
+      return new FakeApiError(409, 'AlreadyExists', 'configmaps "settings" already exists');
+    });
+
+    generator.namespaceAdmitted({ name: 'raced', uid: ns.metadata.uid! });
+    await generator.idle();
+
+    expect(h.cluster.object('ConfigMap', 'raced', 'settings')?.metadata.uid).toBe('theirs');
+    expect(h.requests.tally().byRequest).toMatchObject({ 'create configmaps': 1, 'get configmaps': 2 });
+    expect(h.requests.tally().writes).toBe(1);
+    expect(lines.filter((line) => line.level >= WARN)).toEqual([]);
+  });
+
+  it('still warns about a write that failed for another reason than a race', async () => {
+    const { log, lines } = recordingLog();
+    await setup(log);
+    const ns = h.cluster.putNamespace('locked', { team: 'a' }, false, true);
+    h.cluster.failWhen((method) => (method === 'createCopy' ? new FakeApiError(403, 'Forbidden') : undefined));
+
+    generator.namespaceAdmitted({ name: 'locked', uid: ns.metadata.uid! });
+    await generator.idle();
+
+    expect(lines.filter((line) => line.level >= WARN).map((line) => line.msg)).toEqual(['generation write failed']);
   });
 
   it('on an admitted update, writes for the labels it lands with', async () => {

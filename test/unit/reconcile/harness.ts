@@ -1,5 +1,5 @@
 // Wires the reconciler over the in-memory cluster double, with real caches fed by its watches.
-import { createLogger } from '../../../src/log.js';
+import { createLogger, type Logger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { createCaches, type CacheChange, type Caches } from '../../../src/k8s/caches.js';
 import { countRequests, type CountingClusterApi } from '../../../src/k8s/counting-cluster-api.js';
@@ -10,6 +10,16 @@ import { T0 } from '../builders.js';
 import { FakeCluster } from './fake-cluster.js';
 
 export const silentLog = createLogger({ level: 'silent' });
+
+/** A logger that keeps every line at `level` or above, parsed, for tests about what gets logged. */
+export function recordingLog(level = 'debug'): { log: Logger; lines: { level: number; msg: string; [field: string]: unknown }[] } {
+  const lines: { level: number; msg: string }[] = [];
+  const log = createLogger({ level, destination: { write: (line: string) => lines.push(JSON.parse(line) as { level: number; msg: string }) } });
+  return { log, lines };
+}
+
+/** pino's numeric level of `warn`: lines at or above it are what an operator gets alerted on. */
+export const WARN = 40;
 
 export interface Harness {
   cluster: FakeCluster;

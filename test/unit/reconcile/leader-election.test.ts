@@ -131,6 +131,44 @@ describe('LeaderElector', () => {
     expect(b.instance.isLeader()).toBe(true);
   });
 
+  it('steps down as soon as it sees another holder, without waiting for its renew deadline', async () => {
+    const cluster = new FakeCluster();
+    const a = elector(leaseStoreFromApi(cluster.api, 'ops', 'leader'), 'a');
+    a.instance.start();
+    await vi.advanceTimersByTimeAsync(10);
+    // Another replica took the lease (it deemed us gone).
+    const held = lease(cluster)!;
+    cluster.leases.set('ops/leader', { ...held, spec: { ...held.spec, holderIdentity: 'b', renewTime: toMicroTime(new Date()) } });
+
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect(a.instance.isLeader()).toBe(false);
+    expect(a.transitions).toEqual(['started', 'stopped']);
+    await a.instance.stop();
+    // Not ours any more: nothing to release.
+    expect(lease(cluster)?.spec.holderIdentity).toBe('b');
+  });
+
+  it('releases a lease it acquired in the round that stop() waited for', async () => {
+    const cluster = new FakeCluster();
+    const real = leaseStoreFromApi(cluster.api, 'ops', 'leader');
+    // The create answers only once stop() is waiting for it.
+    let answer = (): void => undefined;
+    const store: LeaseStore = {
+      ...real,
+      create: (lease) => new Promise((resolve, reject) => (answer = () => void real.create(lease).then(resolve, reject))),
+    };
+    const a = elector(store, 'a');
+    a.instance.start();
+    await vi.advanceTimersByTimeAsync(10);
+
+    const stopping = a.instance.stop();
+    answer();
+    await stopping;
+
+    expect(a.transitions).toEqual([]);
+    expect(lease(cluster)?.spec).toMatchObject({ holderIdentity: '', leaseDurationSeconds: 1 });
+  });
+
   it('does not take a lease held by someone else whose record keeps changing', async () => {
     const cluster = new FakeCluster();
     const b = elector(leaseStoreFromApi(cluster.api, 'ops', 'leader'), 'b');

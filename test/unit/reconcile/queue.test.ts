@@ -11,6 +11,7 @@ interface Pending {
 function controlledQueue(concurrency = 2) {
   const pending: Pending[] = [];
   const started: string[] = [];
+  const signals: AbortSignal[] = [];
   const depths: number[] = [];
   const queue = new WorkQueue({
     concurrency,
@@ -18,9 +19,10 @@ function controlledQueue(concurrency = 2) {
     backoffInitialMs: 100,
     backoffMaxMs: 1_000,
     onDepth: (depth) => depths.push(depth),
-    process: (name) =>
+    process: (name, signal) =>
       new Promise<ProcessResult>((resolve, reject) => {
         started.push(name);
+        signals.push(signal);
         pending.push({
           name,
           finish: (result = 'done') => (result instanceof Error ? reject(result) : resolve(result)),
@@ -33,7 +35,7 @@ function controlledQueue(concurrency = 2) {
     entry!.finish(result);
     await vi.advanceTimersByTimeAsync(0);
   };
-  return { queue, pending, started, depths, finish };
+  return { queue, pending, started, depths, signals, finish };
 }
 
 beforeEach(() => {
@@ -136,5 +138,29 @@ describe('WorkQueue', () => {
     queue.add('c');
     await vi.advanceTimersByTimeAsync(10_000);
     expect(started).toEqual(['a']);
+  });
+
+  it('tells the reconciles in flight to stop writing when it stops, and gives fresh work a fresh signal', async () => {
+    const { queue, signals, finish } = controlledQueue(1);
+    queue.start();
+    queue.add('a');
+    const stopped = queue.stop();
+    expect(signals[0]?.aborted).toBe(true);
+    await finish('a', 'retry');
+    await stopped;
+
+    queue.start();
+    queue.add('b');
+    expect(signals[1]?.aborted).toBe(false);
+  });
+
+  it('leaves no timer behind once stopped', async () => {
+    const { queue, finish } = controlledQueue(1);
+    queue.start();
+    queue.add('a');
+    await finish('a', 'retry');
+    expect(vi.getTimerCount()).toBe(1);
+    await queue.stop();
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

@@ -145,6 +145,54 @@ describe('reconcile', () => {
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeDefined();
   });
 
+  it('leaves copies alone while the distribution exists but its cache has not caught up yet', async () => {
+    await withNamespaces('ns-a');
+    const rd = shared().build();
+    // Created, and its copy written (by another replica's generator), before this replica's
+    // distribution watch delivered it: only the copy watch has spoken so far.
+    h.cluster.distributions.set('shared', { ...rd, metadata: { ...rd.metadata, resourceVersion: '5' } });
+    h.cluster.putObject(copyOf(rd, 'ns-a').build());
+
+    expect(await h.reconciler.reconcile('shared')).toBe('retry');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeDefined();
+    expect(h.requests.tally().writes).toBe(0);
+  });
+
+  it('puts back the label of a copy someone removed it from (the cache no longer sees that copy)', async () => {
+    await withNamespaces('ns-a');
+    h.cluster.putDistribution(shared().build());
+    await h.reconciler.reconcile('shared');
+    const copy = h.cluster.object('ConfigMap', 'ns-a', 'settings')!;
+    const labels: Record<string, string> = { ...copy.metadata.labels, mine: 'yes' };
+    delete labels[LABEL_DISTRIBUTION];
+    h.cluster.putObject({ ...copy, metadata: { ...copy.metadata, labels } });
+    expect(h.caches.copies.get({ kind: 'ConfigMap', namespace: 'ns-a', name: 'settings' })).toBeUndefined();
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata).toMatchObject({
+      uid: copy.metadata.uid,
+      labels: { [LABEL_DISTRIBUTION]: 'shared', mine: 'yes' },
+    });
+  });
+
+  it('starts no write once leadership is lost, and writes no status from the cut pass', async () => {
+    await withNamespaces('ns-a', 'ns-b', 'ns-c', 'ns-d');
+    h.cluster.putDistribution(shared().build());
+    const leadership = new AbortController();
+    // Lost while the first write is in flight.
+    h.cluster.failWhen((method) => {
+      if (method === 'createCopy') leadership.abort();
+      return undefined;
+    });
+
+    expect(await h.reconciler.reconcile('shared', leadership.signal)).toBe('retry');
+
+    expect(h.requests.tally().byRequest['create configmaps']).toBe(1);
+    expect(h.cluster.callsOf('patchDistributionStatus')).toBe(0);
+  });
+
   it('deletes our copies that no longer match the template kind or name', async () => {
     await withNamespaces('ns-a');
     const rd = h.cluster.putDistribution(shared().build());

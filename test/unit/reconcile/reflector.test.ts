@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { WatchCallbacks } from '../../../src/k8s/cluster-api.js';
 import { Reflector } from '../../../src/k8s/reflector.js';
 import { Store, type StoreChange } from '../../../src/k8s/store.js';
-import { silentLog } from './harness.js';
+import { recordingLog, silentLog } from './harness.js';
 
 type Item = { metadata: { name: string; uid: string; resourceVersion: string } };
 
@@ -88,6 +88,16 @@ describe('Reflector', () => {
     s.reflector.stop();
   });
 
+  it('relists at once when the watch request itself is answered 410 (client-node reports statusCode)', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    s.current().callbacks.onDone(Object.assign(new Error('Gone'), { statusCode: 410 }));
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.state.lists).toBe(2);
+    s.reflector.stop();
+  });
+
   it('keeps going after errors, with backoff, where the client-node informer would stop', async () => {
     const s = scripted();
     s.reflector.start();
@@ -101,6 +111,35 @@ describe('Reflector', () => {
     await vi.advanceTimersByTimeAsync(300);
     expect(s.state.watches).toHaveLength(3);
     s.reflector.stop();
+  });
+
+  it('logs a failing change listener and keeps the watch going', async () => {
+    const { log, lines } = recordingLog('error');
+    const store = new Store<Item>();
+    let watch: WatchCallbacks | undefined;
+    const reflector = new Reflector<Item>({
+      resource: 'things',
+      store,
+      log,
+      onChange: () => {
+        throw new Error('listener bug');
+      },
+      list: () => Promise.resolve({ items: [], resourceVersion: '1' }),
+      watch: (_, callbacks) => {
+        watch = callbacks;
+        return Promise.resolve({ stop: () => undefined });
+      },
+    });
+    reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    watch?.onEvent({ type: 'ADDED', object: item('a', '2') });
+    watch?.onEvent({ type: 'ADDED', object: item('b', '3') });
+    expect(store.keys()).toEqual(['a', 'b']);
+    expect(lines.map((line) => [line.msg, line.err])).toEqual([
+      ['change listener failed', 'listener bug'],
+      ['change listener failed', 'listener bug'],
+    ]);
+    reflector.stop();
   });
 
   it('restarts a watch that went silent (no event, no bookmark)', async () => {

@@ -1,0 +1,124 @@
+// 1. Admission latency under a fixed request rate (autocannon in a child process, HTTPS over
+// loopback, keep-alive connections): the distribution validator, the namespace webhook and, as the
+// baseline, a trivial route on the same server stack with the same certificate.
+import { request } from 'node:https';
+import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
+import { review } from '../test/unit/admission/review-builder.js';
+import { distribution } from '../test/unit/builders.js';
+import { BASELINE_PATH, startBaselineServer } from './baseline-server.js';
+import type { BenchKube } from './bench-kube.js';
+import { benchFile, startChild } from './child.js';
+import type { LoadResult, LoadSpec } from './load-child.js';
+import { counterValue, type Product } from './product.js';
+import type { BenchSize } from './sizes.js';
+import type { Summary } from './stats.js';
+
+export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)';
+
+export interface AdmissionRow {
+  endpoint: Endpoint;
+  rate: number;
+  connections: number;
+  durationSeconds: number;
+  latencyMs: Summary;
+  requests: number;
+  achievedRps: number;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  /** SubjectAccessReviews the product sent to the API server during the run (cache misses). */
+  accessReviews: number;
+}
+
+export interface AdmissionResult {
+  rows: AdmissionRow[];
+  sarCacheTtlMs: number;
+  targetNamespaces: string[];
+}
+
+interface Target {
+  endpoint: Endpoint;
+  url: string;
+  body: string;
+  expect: (response: string) => boolean;
+}
+
+const USER = { name: 'bench-admin', groups: ['system:masters', 'system:authenticated'] };
+
+function buildTargets(productPort: number, baselinePort: number, namespaces: string[]): Target[] {
+  const rd = distribution('bench-admission').configMap('bench-admission', { key: 'value' }).included(...namespaces).build();
+  const allowed = (response: string): boolean => (JSON.parse(response) as { response?: { allowed?: boolean } }).response?.allowed === true;
+  const targets: (Omit<Target, 'body'> & { body: object })[] = [
+    {
+      endpoint: 'baseline',
+      url: `https://127.0.0.1:${baselinePort}${BASELINE_PATH}`,
+      body: review().namespace('bench-x').dryRun().uid('bench').body(),
+      expect: (response) => response === '{"ok":true}',
+    },
+    {
+      endpoint: 'distribution validation',
+      url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.distributions}`,
+      body: review().distribution(rd).user(USER.name, USER.groups).uid('bench').body(),
+      expect: allowed,
+    },
+    {
+      endpoint: 'namespace (dry-run)',
+      url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.namespaces}`,
+      body: review().namespace('bench-admission-new', { team: 'bench' }).dryRun().uid('bench').body(),
+      expect: allowed,
+    },
+  ];
+  return targets.map((t) => ({ ...t, body: JSON.stringify(t.body) }));
+}
+
+/** One request through TLS verification with the product's CA: proves the endpoint answers what we think it does. */
+function preflight(target: Target, ca: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = request(target.url, { method: 'POST', ca, headers: { 'content-type': 'application/json' } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => (res.statusCode === 200 && target.expect(text) ? resolve() : reject(new Error(`${target.endpoint}: unexpected answer ${res.statusCode ?? '?'} ${text.slice(0, 300)}`))));
+    });
+    req.on('error', reject);
+    req.end(target.body);
+  });
+}
+
+async function load(spec: LoadSpec): Promise<LoadResult> {
+  const child = startChild(benchFile('load-child.ts'), [JSON.stringify(spec)]);
+  try {
+    const timeoutMs = (spec.durationSeconds + spec.warmupSeconds + 60) * 1000;
+    return await child.next<LoadResult>((message) => 'latencyMs' in message, timeoutMs);
+  } finally {
+    await child.stop();
+  }
+}
+
+export async function runAdmission(options: { kube: BenchKube; product: Product; size: BenchSize; onRow: (row: AdmissionRow) => void }): Promise<AdmissionResult> {
+  const { kube, product, size } = options;
+  const namespaces = ['default', 'bench-admission-a', 'bench-admission-b'];
+  await kube.createNamespaces(namespaces.slice(1), {}, 2);
+  const bundle = product.server.certificates.current();
+  if (!bundle) throw new Error('the product has no certificate');
+  const baseline = await startBaselineServer(bundle.serving);
+  const rows: AdmissionRow[] = [];
+  try {
+    const all = buildTargets(product.server.port, baseline.port, namespaces);
+    for (const target of all) await preflight(target, bundle.trust);
+    for (const step of size.admission.steps) {
+      for (const target of all) {
+        const reviewsBefore = await counterValue(product.metrics.apiRequests, { resource: 'subjectaccessreviews' });
+        const { durationSeconds, warmupSeconds } = size.admission;
+        const result = await load({ url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });
+        const accessReviews = (await counterValue(product.metrics.apiRequests, { resource: 'subjectaccessreviews' })) - reviewsBefore;
+        const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds, ...result, accessReviews };
+        rows.push(row);
+        options.onRow(row);
+      }
+    }
+  } finally {
+    await baseline.close(1000);
+  }
+  return { rows, sarCacheTtlMs: product.server.config.sarCacheTtlMs, targetNamespaces: namespaces };
+}

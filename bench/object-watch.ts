@@ -1,0 +1,84 @@
+// Observes objects through the API server's watch, as a user of the cluster would: the propagation
+// and fan-out figures are "from my request until I can see the result", not the controller's own
+// view. Times are performance.now() milliseconds, taken when the event reaches this process.
+import { performance } from 'node:perf_hooks';
+import { Watch, type KubeConfig } from '@kubernetes/client-node';
+
+export type WatchedKind = 'ConfigMap' | 'Secret';
+
+export interface SeenObject {
+  kind: WatchedKind;
+  namespace: string;
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  data: Record<string, string>;
+  resourceVersion: string;
+}
+
+export type WatchListener = (type: 'ADDED' | 'MODIFIED' | 'DELETED', object: SeenObject, atMs: number) => void;
+
+export interface ObjectWatch {
+  stop(): void;
+}
+
+const PATHS: Record<WatchedKind, string> = { ConfigMap: '/api/v1/configmaps', Secret: '/api/v1/secrets' };
+
+interface RawObject {
+  metadata?: { namespace?: string; name?: string; labels?: Record<string, string>; annotations?: Record<string, string>; resourceVersion?: string };
+  data?: Record<string, string>;
+}
+
+function toSeen(kind: WatchedKind, raw: RawObject): SeenObject {
+  const metadata = raw.metadata ?? {};
+  return {
+    kind,
+    namespace: metadata.namespace ?? '',
+    name: metadata.name ?? '',
+    labels: metadata.labels ?? {},
+    annotations: metadata.annotations ?? {},
+    data: raw.data ?? {},
+    resourceVersion: metadata.resourceVersion ?? '',
+  };
+}
+
+/**
+ * Watches `kinds` in every namespace by `labelSelector` and calls `listener` for each change. Starts
+ * without a resourceVersion, so every existing object arrives first as ADDED. Resolves once every
+ * watch is established (the API server answered); a watch the server closes is resumed from the
+ * last resourceVersion seen.
+ */
+export async function watchObjects(kc: KubeConfig, kinds: readonly WatchedKind[], labelSelector: string, listener: WatchListener): Promise<ObjectWatch> {
+  const watch = new Watch(kc);
+  const controllers = new Map<WatchedKind, AbortController>();
+  let stopped = false;
+
+  async function start(kind: WatchedKind, resourceVersion: string | undefined): Promise<void> {
+    let last = resourceVersion;
+    const params = { labelSelector, allowWatchBookmarks: true, ...(last ? { resourceVersion: last } : {}) };
+    const controller = await watch.watch(
+      PATHS[kind],
+      params,
+      (phase, raw: RawObject) => {
+        last = raw.metadata?.resourceVersion ?? last;
+        if (phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED') listener(phase, toSeen(kind, raw), performance.now());
+      },
+      (error: unknown) => {
+        if (stopped) return;
+        if (error) console.error(`[bench] watch of ${kind} ended: ${error instanceof Error ? error.message : JSON.stringify(error)}; resuming`);
+        // A 410 Gone (too old) would need a fresh start: begin again without a resourceVersion.
+        const resumeFrom = error ? undefined : last;
+        setTimeout(() => void start(kind, resumeFrom).catch((err: unknown) => console.error('[bench] watch restart failed', err)), 200);
+      },
+    );
+    controllers.set(kind, controller);
+  }
+
+  await Promise.all(kinds.map((kind) => start(kind, undefined)));
+  return {
+    stop: () => {
+      stopped = true;
+      for (const controller of controllers.values()) controller.abort();
+    },
+  };
+}

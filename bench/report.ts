@@ -1,0 +1,214 @@
+// The results of a run: one JSON document (bench/results/<timestamp>.json, git-ignored) and the
+// same figures as markdown tables (printed section by section, and bench/results/latest.md).
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { AdmissionResult } from './admission-latency.js';
+import type { FanOutResult } from './fan-out.js';
+import type { MachineInfo } from './machine.js';
+import type { MemoryResult } from './memory.js';
+import type { PropagationResult } from './propagation.js';
+import type { SectionName, SizeName } from './sizes.js';
+import type { SteadyStateResult } from './steady-state.js';
+
+export interface SectionResults {
+  admission?: AdmissionResult;
+  propagation?: PropagationResult;
+  'fan-out'?: FanOutResult;
+  'steady-state'?: SteadyStateResult;
+  memory?: MemoryResult;
+}
+
+export interface BenchResult {
+  size: SizeName;
+  startedAt: string;
+  finishedAt?: string;
+  machine?: MachineInfo;
+  sections: SectionResults;
+  /** 1-minute load average when the run ended. */
+  loadAverageAtEnd?: number;
+  failures: { section: SectionName | 'setup' | 'teardown'; message: string }[];
+}
+
+const na = (value: number): boolean => !Number.isFinite(value);
+
+export function fmtMs(value: number): string {
+  if (na(value)) return 'n/a';
+  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
+  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
+  if (value >= 10) return `${value.toFixed(0)} ms`;
+  return `${value.toFixed(2)} ms`;
+}
+
+export function fmtBytes(value: number): string {
+  if (na(value)) return 'n/a';
+  const abs = Math.abs(value);
+  if (abs >= 2 ** 20) return `${(value / 2 ** 20).toFixed(1)} MiB`;
+  if (abs >= 2 ** 10) return `${(value / 2 ** 10).toFixed(1)} KiB`;
+  return `${value.toFixed(0)} B`;
+}
+
+function fmtNumber(value: number, digits = 0): string {
+  return na(value) ? 'n/a' : value.toFixed(digits);
+}
+
+function table(header: string[], rows: string[][]): string {
+  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
+}
+
+export function renderMachine(machine: MachineInfo): string {
+  return (
+    `Machine: ${machine.cpuModel}, ${machine.cores} cores, ${machine.memoryGiB} GiB, Linux ${machine.kernel}; ` +
+    `Node ${machine.node}; Kubernetes ${machine.kubernetes} (etcd + kube-apiserver + kube-controller-manager on the same machine); ` +
+    `load average at start ${machine.loadAverageAtStart}.`
+  );
+}
+
+function renderAdmission(result: AdmissionResult): string {
+  const rows = result.rows.map((row) => [
+    row.endpoint,
+    String(row.rate),
+    String(row.connections),
+    fmtNumber(row.achievedRps),
+    fmtMs(row.latencyMs.p50),
+    fmtMs(row.latencyMs.p99),
+    fmtMs(row.latencyMs.max),
+    String(row.errors + row.timeouts),
+    String(row.non2xx),
+    String(row.accessReviews),
+  ]);
+  return [
+    '## 1. Admission latency',
+    '',
+    `HTTPS over loopback, keep-alive, autocannon at a fixed overall rate in its own process, ${result.rows[0]?.durationSeconds ?? '?'} s per row after a warm-up. ` +
+      `Baseline: a trivial route on the same stack (Hono over node:https, same certificate) answering a fixed small JSON. ` +
+      `Distribution validation: a valid CREATE with includedNamespaces ${result.targetNamespaces.join(', ')} by one fixed user; ` +
+      `namespace: a dry-run CREATE (no generation).`,
+    '',
+    table(['endpoint', 'rate req/s', 'connections', 'achieved req/s', 'p50', 'p99', 'max', 'errors', 'non-2xx', 'SARs sent'], rows),
+    '',
+    `SubjectAccessReview answers are cached ${result.sarCacheTtlMs / 1000} s per (user, groups, verb, kind, namespace): with one fixed user the ` +
+      `validation asks the API server only on a cache miss (the first request, then once per expiry), so nearly every request is a cache hit; ` +
+      `"SARs sent" counts those misses (warm-up included).`,
+  ].join('\n');
+}
+
+function renderPropagation(result: PropagationResult): string {
+  return [
+    '## 2. Propagation',
+    '',
+    `${result.namespaces} namespaces created (${result.clientConcurrency} in flight, ${fmtNumber(result.namespacesCreatePerSecond)} created/s) while ${result.distributions} distributions select them; ` +
+      'per namespace, from its create response to all copies visible through a watch.',
+    '',
+    table(
+      ['namespaces', 'distributions', 'p50', 'p99', 'max', 'first create -> last copy', 'copies/s', 'namespace create p50 / p99'],
+      [
+        [
+          String(result.namespaces),
+          String(result.distributions),
+          fmtMs(result.latencyMs.p50),
+          fmtMs(result.latencyMs.p99),
+          fmtMs(result.latencyMs.max),
+          fmtMs(result.wallMs),
+          fmtNumber(result.copiesPerSecond),
+          `${fmtMs(result.createLatencyMs.p50)} / ${fmtMs(result.createLatencyMs.p99)}`,
+        ],
+      ],
+    ),
+    '',
+    `The product made ${fmtNumber(result.requestsPerCopy, 1)} API requests per copy (${result.failedRequests} failed): ` +
+      `${Object.entries(result.requests).map(([key, count]) => `${key}: ${count}`).join(', ')}.`,
+  ].join('\n');
+}
+
+function renderFanOut(result: FanOutResult): string {
+  return [
+    '## 3. Fan-out',
+    '',
+    `One ConfigMap distribution over ${result.namespaces} namespaces, template updated; until every copy shows the new hash (watch). ` +
+      `Baseline: a plain client loop replacing ${result.namespaces} ConfigMaps of the same shape, ${result.applyParallelism} in flight (the controller's applyParallelism). ` +
+      `Medians of ${result.rounds} alternating rounds (product ${result.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${result.baselineRoundsMs.map(fmtMs).join(', ')}).`,
+    '',
+    table(
+      ['namespaces', 'product: update -> all copies', 'baseline: loop -> all visible', 'ratio', 'baseline loop alone', 'first fan-out (creates)', 'controller writes'],
+      [[String(result.namespaces), fmtMs(result.updateMs), fmtMs(result.baselineMs), `${fmtNumber(result.ratio, 2)}x`, fmtMs(result.baselineLoopMs), fmtMs(result.createMs), String(result.updateWrites)]],
+    ),
+  ].join('\n');
+}
+
+function renderSteadyState(result: SteadyStateResult): string {
+  const { sweep } = result;
+  const requests = Object.entries(sweep.byRequest).map(([key, count]) => `${key}: ${count}`).join(', ') || 'none';
+  return [
+    '## 4. Steady state',
+    '',
+    `${result.namespaces} namespaces x ${result.fleetDistributions} distributions converged (${result.newCopies} new copies in ${fmtMs(result.convergeMs)}), ` +
+      `then one full sweep (${result.reconciles} reconciles, ${result.copiesTracked} copies and ${result.namespacesTracked} namespaces tracked). CPU is the whole bench process during the sweep.`,
+    '',
+    table(
+      ['namespaces x distributions', 'API writes', 'API reads', 'watches', 'CPU user+sys', 'wall'],
+      [[`${result.namespaces} x ${result.fleetDistributions}`, String(sweep.writes), String(sweep.reads), String(sweep.watches), fmtMs(sweep.cpuUserMs + sweep.cpuSystemMs), fmtMs(sweep.wallMs)]],
+    ),
+    '',
+    `Requests during the sweep: ${requests}.`,
+  ].join('\n');
+}
+
+function renderMemory(result: MemoryResult): string {
+  return [
+    '## 5. Memory',
+    '',
+    `A controller alone in its own process (node --expose-gc, gc before each sample) syncs ${result.fleetNamespaces} namespaces x ${result.fleetDistributions} distributions ` +
+      `plus what earlier sections left; it tracks ${result.copies} copies, ${result.namespaces} namespaces, ${result.distributions} distributions. ` +
+      `Cold start to converged (writing ${result.writes} missing copies and statuses): ${fmtMs(result.convergeMs)}. ` +
+      'The heap delta is what the caches retain (copies and namespaces); RSS is a high-water mark that also keeps what the ' +
+      'allocator held during the convergence writes.',
+    '',
+    table(
+      ['copies tracked', 'RSS before -> after', 'heap before -> after', 'heap delta', 'bytes per copy'],
+      [[String(result.copies), `${fmtBytes(result.before.rss)} -> ${fmtBytes(result.after.rss)}`, `${fmtBytes(result.before.heapUsed)} -> ${fmtBytes(result.after.heapUsed)}`, fmtBytes(result.heapDeltaBytes), fmtBytes(result.bytesPerCopy)]],
+    ),
+  ].join('\n');
+}
+
+export function renderSection(name: SectionName, sections: SectionResults): string {
+  switch (name) {
+    case 'admission':
+      return sections.admission ? renderAdmission(sections.admission) : '';
+    case 'propagation':
+      return sections.propagation ? renderPropagation(sections.propagation) : '';
+    case 'fan-out':
+      return sections['fan-out'] ? renderFanOut(sections['fan-out']) : '';
+    case 'steady-state':
+      return sections['steady-state'] ? renderSteadyState(sections['steady-state']) : '';
+    case 'memory':
+      return sections.memory ? renderMemory(sections.memory) : '';
+  }
+}
+
+export function renderReport(result: BenchResult, order: readonly SectionName[]): string {
+  const parts = [`# resource-distributor benchmark (size: ${result.size})`, '', `Run ${result.startedAt} -> ${result.finishedAt ?? 'unfinished'}.`];
+  if (result.machine) parts.push(renderMachine(result.machine));
+  if (result.loadAverageAtEnd !== undefined) parts.push(`Load average at the end: ${result.loadAverageAtEnd}.`);
+  for (const name of order) {
+    const text = renderSection(name, result.sections);
+    if (text) parts.push('', text);
+  }
+  if (result.failures.length > 0) {
+    parts.push('', '## Failures', '', ...result.failures.map((f) => `- ${f.section}: ${f.message.split('\n')[0] ?? ''}`));
+  }
+  return `${parts.join('\n')}\n`;
+}
+
+export async function writeJson(dir: string, file: string, result: BenchResult): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, file);
+  await writeFile(path, `${JSON.stringify(result, null, 2)}\n`);
+  return path;
+}
+
+export async function writeMarkdown(dir: string, text: string): Promise<string> {
+  await mkdir(dir, { recursive: true });
+  const path = join(dir, 'latest.md');
+  await writeFile(path, text);
+  return path;
+}

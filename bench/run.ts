@@ -1,0 +1,136 @@
+// npm run bench [-- --size smoke|default|large] [--only admission,propagation,...] [--out DIR]
+// Starts a local control plane (etcd, kube-apiserver, kube-controller-manager) and the product in
+// local mode against it, runs the sections in order, prints each section's table as it finishes,
+// writes bench/results/<timestamp>.json (after every section) and bench/results/latest.md, and
+// stops everything it started, failure or not.
+import { loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { applyManifestFiles, CRD_DIR, startControlPlane, type ControlPlane } from '../test/control-plane/index.js';
+import { runAdmission } from './admission-latency.js';
+import { BenchKube } from './bench-kube.js';
+import { runFanOut } from './fan-out.js';
+import { Fleet } from './fleet.js';
+import { machineInfo } from './machine.js';
+import { runMemory } from './memory.js';
+import { startProduct, type Product } from './product.js';
+import { runPropagation } from './propagation.js';
+import { renderMachine, renderReport, renderSection, writeJson, writeMarkdown, type BenchResult, type SectionResults } from './report.js';
+import { parseBenchArgs, SECTIONS, type BenchSize, type SectionName } from './sizes.js';
+import { runSteadyState } from './steady-state.js';
+
+const say = (line: string): void => console.error(`[bench] ${line}`);
+
+interface World {
+  plane: ControlPlane;
+  kube: BenchKube;
+  fleet: Fleet;
+  size: BenchSize;
+  product: Product | undefined;
+}
+
+function requireProduct(world: World): Product {
+  if (!world.product) throw new Error('the product is not running');
+  return world.product;
+}
+
+async function runSection(name: SectionName, world: World, sections: SectionResults): Promise<void> {
+  const { kube, fleet, size } = world;
+  switch (name) {
+    case 'admission':
+      sections.admission = await runAdmission({
+        kube,
+        product: requireProduct(world),
+        size,
+        onRow: (row) => say(`admission ${row.endpoint} @ ${row.rate}/s: p50 ${row.latencyMs.p50.toFixed(2)} ms, p99 ${row.latencyMs.p99.toFixed(2)} ms, max ${row.latencyMs.max.toFixed(2)} ms`),
+      });
+      return;
+    case 'propagation':
+      sections.propagation = await runPropagation({ kube, product: requireProduct(world), size });
+      return;
+    case 'fan-out':
+      sections['fan-out'] = await runFanOut({ kube, product: requireProduct(world), fleet, size });
+      return;
+    case 'steady-state':
+      sections['steady-state'] = await runSteadyState({ kube, product: requireProduct(world), fleet, size });
+      return;
+    case 'memory':
+      // Alone: the product's controller would write the same copies as the memory fixture's.
+      if (world.product) {
+        const stopping = performance.now();
+        await world.product.stop();
+        world.product = undefined;
+        say(`product stopped in ${((performance.now() - stopping) / 1000).toFixed(1)} s`);
+      }
+      sections.memory = await runMemory({ fleet, size, kubeconfigPath: world.plane.kubeconfigPath });
+      return;
+  }
+}
+
+async function main(): Promise<number> {
+  const args = parseBenchArgs(process.argv.slice(2));
+  const outDir = args.outDir ?? fileURLToPath(new URL('./results', import.meta.url));
+  const order = SECTIONS.filter((s) => args.sections.includes(s));
+  const result: BenchResult = { size: args.size.name, startedAt: new Date().toISOString(), sections: {}, failures: [] };
+  const jsonFile = `${result.startedAt.replace(/[:.]/g, '-')}.json`;
+  const save = (): Promise<string> => writeJson(outDir, jsonFile, result);
+  let world: World | undefined;
+
+  say(`size ${args.size.name}, sections ${order.join(', ')}`);
+  try {
+    const plane = await startControlPlane({ log: (line) => say(line), beforeControllerManager: (kc) => applyManifestFiles(kc, [CRD_DIR]) });
+    const kube = new BenchKube(plane.kubeConfig);
+    world = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product: undefined };
+    result.machine = await machineInfo(plane.kubeConfig);
+    console.log(`${renderMachine(result.machine)}\n`);
+    if (order.some((s) => s !== 'memory')) world.product = await startProduct(plane.kubeConfig);
+
+    for (const name of order) {
+      const started = performance.now();
+      say(`${name}: started`);
+      try {
+        await runSection(name, world, result.sections);
+        console.log(`${renderSection(name, result.sections)}\n`);
+      } catch (error) {
+        const message = error instanceof Error ? error.message : String(error);
+        result.failures.push({ section: name, message });
+        say(`${name}: FAILED: ${message}`);
+      }
+      say(`${name}: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      await save();
+    }
+  } catch (error) {
+    result.failures.push({ section: 'setup', message: error instanceof Error ? error.message : String(error) });
+    say(`setup FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+  } finally {
+    await stopAll(world, result);
+  }
+
+  result.finishedAt = new Date().toISOString();
+  result.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
+  const report = renderReport(result, order);
+  console.log(report);
+  say(`results: ${await save()}, ${await writeMarkdown(outDir, report)}`);
+  return result.failures.length > 0 ? 1 : 0;
+}
+
+async function stopAll(world: World | undefined, result: BenchResult): Promise<void> {
+  for (const [what, stop] of [
+    ['product', () => world?.product?.stop()],
+    ['control plane', () => world?.plane.stop()],
+  ] as const) {
+    try {
+      await stop();
+    } catch (error) {
+      result.failures.push({ section: 'teardown', message: `${what}: ${error instanceof Error ? error.message : String(error)}` });
+    }
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

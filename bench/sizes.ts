@@ -1,0 +1,91 @@
+// Benchmark sizes. `smoke` is what CI runs (about 2-3 minutes on a 2-core machine), `default`
+// fits in about 20 minutes there, `large` is for bigger machines.
+import { parseArgs } from 'node:util';
+
+export type SizeName = 'smoke' | 'default' | 'large';
+export const SECTIONS = ['admission', 'propagation', 'fan-out', 'steady-state', 'memory'] as const;
+export type SectionName = (typeof SECTIONS)[number];
+
+export interface LoadStep {
+  /** Requests per second over all connections (autocannon overallRate). */
+  rate: number;
+  connections: number;
+}
+
+export interface BenchSize {
+  name: SizeName;
+  admission: { steps: LoadStep[]; durationSeconds: number; warmupSeconds: number };
+  /** Namespaces created one by one while 10 distributions select them. */
+  propagation: { namespaces: number; distributions: number };
+  /** Namespaces one distribution targets; steady state adds more distributions to the same fleet. */
+  fanOut: { namespaces: number; rounds: number };
+  steadyState: { distributions: number };
+  /** Namespaces (the fleet, grown) the memory child syncs with `steadyState.distributions` each. */
+  memory: { namespaces: number };
+  /** Namespaces and objects created at once by the bench itself. */
+  clientConcurrency: number;
+}
+
+const SIZES: Record<SizeName, BenchSize> = {
+  smoke: {
+    name: 'smoke',
+    admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], durationSeconds: 4, warmupSeconds: 1 },
+    propagation: { namespaces: 20, distributions: 10 },
+    fanOut: { namespaces: 50, rounds: 2 },
+    steadyState: { distributions: 10 },
+    memory: { namespaces: 100 },
+    clientConcurrency: 16,
+  },
+  default: {
+    name: 'default',
+    admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], durationSeconds: 20, warmupSeconds: 3 },
+    propagation: { namespaces: 200, distributions: 10 },
+    fanOut: { namespaces: 1000, rounds: 3 },
+    steadyState: { distributions: 10 },
+    memory: { namespaces: 2000 },
+    clientConcurrency: 24,
+  },
+  large: {
+    name: 'large',
+    admission: {
+      steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }, { rate: 2000, connections: 64 }],
+      durationSeconds: 30,
+      warmupSeconds: 5,
+    },
+    propagation: { namespaces: 500, distributions: 10 },
+    fanOut: { namespaces: 2000, rounds: 3 },
+    steadyState: { distributions: 10 },
+    memory: { namespaces: 5000 },
+    clientConcurrency: 32,
+  },
+};
+
+export interface BenchArgs {
+  size: BenchSize;
+  sections: SectionName[];
+  /** Where results go; default bench/results. */
+  outDir: string | undefined;
+}
+
+function isSizeName(value: string): value is SizeName {
+  return value in SIZES;
+}
+
+function isSection(value: string): value is SectionName {
+  return (SECTIONS as readonly string[]).includes(value);
+}
+
+/** `--size smoke|default|large`, `--only admission,propagation` (default: every section), `--out DIR`. */
+export function parseBenchArgs(argv: readonly string[]): BenchArgs {
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' } },
+    strict: true,
+  });
+  const size = values.size ?? 'default';
+  if (!isSizeName(size)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}, got ${size}`);
+  const only = values.only?.split(',').map((s) => s.trim()).filter((s) => s !== '') ?? [...SECTIONS];
+  const unknown = only.filter((s) => !isSection(s));
+  if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
+  return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
+}

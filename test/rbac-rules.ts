@@ -1,0 +1,37 @@
+// The RBAC rules the code needs, in one place: test/e2e/reconcile-rbac.test.ts proves the
+// controller's, test/e2e/admission-tls.test.ts the admission and TLS ones, and
+// test/unit/admission/manifests.test.ts holds webhook-config/rbac.yaml to exactly these.
+import type { V1PolicyRule } from '@kubernetes/client-node';
+
+/** Cluster-wide rules of the reconciler (caches, copies, status, Events). */
+export const CONTROLLER_RULES: V1PolicyRule[] = [
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions'], verbs: ['list', 'watch'] },
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/status'], verbs: ['patch'] },
+  { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/finalizers'], verbs: ['update'] },
+  { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+  { apiGroups: [''], resources: ['events'], verbs: ['create'] },
+];
+
+/** Cluster-wide rules of the admission side: the author's access check, the caBundle (read, then replace). */
+export function admissionRules(webhookConfigurations: readonly string[]): V1PolicyRule[] {
+  return [
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    {
+      apiGroups: ['admissionregistration.k8s.io'],
+      resources: ['validatingwebhookconfigurations'],
+      resourceNames: [...webhookConfigurations],
+      verbs: ['get', 'update'],
+    },
+  ];
+}
+
+/** Rules in our own namespace: the leader Lease and the TLS Secret (read, created once, replaced). */
+export function ownNamespaceRules(lease: string, tlsSecret: string): V1PolicyRule[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [lease], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [tlsSecret], verbs: ['get', 'update'] },
+  ];
+}
