@@ -1,5 +1,5 @@
 // The results of a run: one JSON document (bench/results/<timestamp>.json, git-ignored) and the
-// same figures as markdown tables (printed section by section, and bench/results/latest.md).
+// same figures as markdown tables (printed section by section, and bench/results/latest-<size>.md).
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdmissionResult } from './admission-latency.js';
@@ -206,9 +206,10 @@ export async function writeJson(dir: string, file: string, result: BenchResult):
   return path;
 }
 
-export async function writeMarkdown(dir: string, text: string): Promise<string> {
+/** One table per size, so that a smoke run never replaces the figures of a full one. */
+export async function writeMarkdown(dir: string, size: string, text: string): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const path = join(dir, 'latest.md');
+  const path = join(dir, `latest-${size}.md`);
   await writeFile(path, text);
   return path;
 }

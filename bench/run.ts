@@ -1,7 +1,7 @@
 // npm run bench [-- --size smoke|default|large] [--only admission,propagation,...] [--out DIR]
 // Starts a local control plane (etcd, kube-apiserver, kube-controller-manager) and the product in
 // local mode against it, runs the sections in order, prints each section's table as it finishes,
-// writes bench/results/<timestamp>.json (after every section) and bench/results/latest.md, and
+// writes bench/results/<timestamp>.json (after every section) and bench/results/latest-<size>.md, and
 // stops everything it started, failure or not.
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
@@ -67,6 +67,11 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
   }
 }
 
+/** A run of only some sections is kept apart from the full table of its size. */
+function tableName(size: string, order: readonly string[]): string {
+  return order.length === SECTIONS.length ? size : `${size}-partial`;
+}
+
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
   const outDir = args.outDir ?? fileURLToPath(new URL('./results', import.meta.url));
@@ -110,7 +115,7 @@ async function main(): Promise<number> {
   result.loadAverageAtEnd = Math.round((loadavg()[0] ?? 0) * 100) / 100;
   const report = renderReport(result, order);
   console.log(report);
-  say(`results: ${await save()}, ${await writeMarkdown(outDir, report)}`);
+  say(`results: ${await save()}, ${await writeMarkdown(outDir, tableName(result.size, order), report)}`);
   return result.failures.length > 0 ? 1 : 0;
 }
 
