@@ -130,7 +130,9 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
     const context = { name: rd.metadata.name, ns: ns.name };
     try {
-      let existing = caches.copies.get(ref) ?? (await api.getCopy(ref));
+      // No GET first: a namespace that has just appeared holds no object of that name unless
+      // someone raced us, and then the create answers AlreadyExists and the loop below reads it.
+      let existing = caches.copies.get(ref);
       for (let attempt = 1; ; attempt++) {
         const outcome = await writer.apply(planNamespace(rd, ns.name, existing, clock()), kind);
         if (outcome.ok) return;
