@@ -11,21 +11,15 @@ import { benchFile, startChild } from './child.js';
 import type { LoadResult, LoadSpec } from './load-child.js';
 import { counterValue, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
-import type { Summary } from './stats.js';
 
 export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)';
 
-export interface AdmissionRow {
+/** One load step's figures (those of the load generator, without its status-code breakdown). */
+export interface AdmissionRow extends Omit<LoadResult, 'statusCodes'> {
   endpoint: Endpoint;
   rate: number;
   connections: number;
   durationSeconds: number;
-  latencyMs: Summary;
-  requests: number;
-  achievedRps: number;
-  errors: number;
-  timeouts: number;
-  non2xx: number;
   /** SubjectAccessReviews the product sent to the API server during the run (cache misses). */
   accessReviews: number;
 }
