@@ -9,7 +9,7 @@ import { BASELINE_PATH, startBaselineServer } from './baseline-server.js';
 import type { BenchKube } from './bench-kube.js';
 import { benchFile, startChild } from './child.js';
 import type { LoadResult, LoadSpec } from './load-child.js';
-import { counterValue, type Product } from './product.js';
+import type { Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 
 export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)';
@@ -79,6 +79,8 @@ function preflight(target: Target, ca: string): Promise<void> {
   });
 }
 
+const SAR_REQUESTS = 'resource_distributor_api_requests_total';
+
 async function load(spec: LoadSpec): Promise<LoadResult> {
   const child = startChild(benchFile('load-child.ts'), [JSON.stringify(spec)]);
   try {
@@ -93,19 +95,18 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   const { kube, product, size } = options;
   const namespaces = ['default', 'bench-admission-a', 'bench-admission-b'];
   await kube.createNamespaces(namespaces.slice(1), {}, 2);
-  const bundle = product.server.certificates.current();
-  if (!bundle) throw new Error('the product has no certificate');
+  const bundle = product.certificates;
   const baseline = await startBaselineServer(bundle.serving);
   const rows: AdmissionRow[] = [];
   try {
-    const all = buildTargets(product.server.port, baseline.port, namespaces);
+    const all = buildTargets(product.port, baseline.port, namespaces);
     for (const target of all) await preflight(target, bundle.trust);
     for (const step of size.admission.steps) {
       for (const target of all) {
-        const reviewsBefore = await counterValue(product.metrics.apiRequests, { resource: 'subjectaccessreviews' });
+        const reviewsBefore = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' });
         const { durationSeconds, warmupSeconds } = size.admission;
         const result = await load({ url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });
-        const accessReviews = (await counterValue(product.metrics.apiRequests, { resource: 'subjectaccessreviews' })) - reviewsBefore;
+        const accessReviews = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' }) - reviewsBefore;
         const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds, ...result, accessReviews };
         rows.push(row);
         options.onRow(row);
@@ -114,5 +115,5 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   } finally {
     await baseline.close(1000);
   }
-  return { rows, sarCacheTtlMs: product.server.config.sarCacheTtlMs, targetNamespaces: namespaces };
+  return { rows, sarCacheTtlMs: product.sarCacheTtlMs, targetNamespaces: namespaces };
 }

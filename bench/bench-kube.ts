@@ -57,6 +57,25 @@ export class BenchKube {
     return created;
   }
 
+  /** Creates `names` at a fixed rate (one every 1000/perSecond ms, whatever the answers take), as a deploy pipeline would. */
+  async createNamespacesAtRate(names: readonly string[], labels: Record<string, string>, perSecond: number): Promise<Map<string, { sentAt: number; at: number }>> {
+    const created = new Map<string, { sentAt: number; at: number }>();
+    const start = performance.now();
+    await Promise.all(
+      names.map(async (name, i) => {
+        await sleep(Math.max(0, start + (i * 1000) / perSecond - performance.now()));
+        const sentAt = performance.now();
+        await this.core.createNamespace({ body: { metadata: { name, labels } } });
+        created.set(name, { sentAt, at: performance.now() });
+      }),
+    );
+    return created;
+  }
+
+  async countNamespaces(): Promise<number> {
+    return (await this.core.listNamespace()).items.length;
+  }
+
   async createDistribution(rd: ResourceDistribution): Promise<void> {
     await this.custom.createClusterCustomObject({ ...RD, body: rd });
   }

@@ -1,40 +1,52 @@
-// 3. Fan-out: one distribution targets M namespaces; its template changes; how long until every
-// copy carries the new hash (seen by a watch)? Baseline: a plain client loop replacing M
-// ConfigMaps of the same shape with the controller's applyParallelism, seen by the same kind of
-// watch. The ratio says what the controller adds over the bare API round trips.
+// 3. Fan-out: one distribution targets M namespaces. Created: how long until every copy exists?
+// Updated: how long until every copy carries the new hash? Both as seen by a watch. Baseline: a
+// client-go write loop (client-go's HTTP/2 transport, no client rate limit, as many workers as
+// the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape, seen
+// by the same kind of watch: the fastest honest way to make those writes from this machine.
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import type { V1ConfigMap } from '@kubernetes/client-node';
+import { promisify } from 'node:util';
 import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
-import { mapBounded } from '../src/bounded.js';
+import { ensureWriteLoop } from '../test/control-plane/index.js';
 import type { BenchKube } from './bench-kube.js';
 import { fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects, type SeenObject } from './object-watch.js';
-import { waitForQuiet, type Product } from './product.js';
+import { requestsBetween, waitForQuiet, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
-import { percentile, ratio } from './stats.js';
+import { percentile } from './stats.js';
 import { waitUntil } from './wait.js';
+
+export interface FanOutSide {
+  /** Start -> M objects visible (creates). */
+  createMs: number;
+  /** Start -> M objects visible with the new content (median of the rounds). */
+  updateMs: number;
+  updateRoundsMs: number[];
+}
 
 export interface FanOutResult {
   namespaces: number;
   applyParallelism: number;
-  /** Distribution created -> M copies visible (the first fan-out, creates). */
-  createMs: number;
   rounds: number;
-  /** Distribution updated -> M copies with the new hash visible (median of the rounds). */
-  updateMs: number;
-  updateRoundsMs: number[];
-  /** Writes the controller made for one update (M replaces + status; median). */
-  updateWrites: number;
-  /** Client loop start -> M replaced ConfigMaps visible (median of the rounds). */
-  baselineMs: number;
-  baselineRoundsMs: number[];
-  /** Client loop start -> last replace answered (median). */
-  baselineLoopMs: number;
-  /** updateMs / baselineMs. */
-  ratio: number;
+  product: FanOutSide & {
+    /** API writes for one update (M replaces + status; median). */
+    updateWrites: number;
+    /** TLS connections the product opened over the whole section. */
+    connectionsOpened: number;
+    requests: number;
+  };
+  baseline: FanOutSide & { connections: number; errors: number };
+  /** Baseline time / product time: 1 means as fast as client-go, 0.8 means 80 % of its rate. */
+  createRate: number;
+  updateRate: number;
 }
 
 const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
+const BASELINE_NAME = 'bench-baseline';
+const CONNECTIONS = 'resource_distributor_api_connections_total';
 
 /** Latest `value(object)` per namespace, and when each namespace first showed `wanted`. */
 class Tracker {
@@ -55,144 +67,134 @@ class Tracker {
     this.reached.clear();
   }
 
-  lastReached(): number {
+  async lastReachedAfter(m: number, what: string): Promise<number> {
+    await waitUntil(what, () => this.reached.size >= m, 60_000 + m * 200, () => `${this.reached.size} of ${m}`);
     return Math.max(...this.reached.values());
   }
 }
 
-function baselineConfigMap(namespace: string, revision: number, resourceVersion?: string): V1ConfigMap {
-  const template = fleetDistribution(0, revision).spec.resource;
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    // The same shape as a copy: a label, three annotations of similar size, the same data.
-    metadata: {
-      name: 'bench-baseline',
-      namespace,
-      labels: { [BASELINE_LABEL]: 'fan-out' },
-      annotations: { 'bench.resource-distributor.io/from': 'bench-baseline', 'bench.resource-distributor.io/hash': 'f'.repeat(64), 'bench.resource-distributor.io/at': new Date().toISOString() },
-      ...(resourceVersion ? { resourceVersion } : {}),
-    },
-    data: template.data ?? {},
-  };
+const median = (values: readonly number[]): number => percentile([...values].sort((a, b) => a - b), 50);
+
+interface LoopAnswer {
+  objects: number;
+  errors: number;
+  firstError: string;
+  connections: number;
+  /** When the loop's clock started (after its warm-up request), Unix ms. */
+  startedAtUnixMs: number;
 }
 
-interface Side {
-  tracker: Tracker;
-  stop(): void;
+/** The Go loop over every namespace; returns its answer with the start on this process's performance clock. */
+class GoLoop {
+  private constructor(
+    private readonly binary: string,
+    private readonly args: string[],
+  ) {}
+
+  static async prepare(kubeconfigPath: string, namespaces: readonly string[], concurrency: number): Promise<GoLoop> {
+    const binary = await ensureWriteLoop({ log: (line) => console.error(`[bench] ${line}`) });
+    const dir = await mkdtemp(join(tmpdir(), 'rd-bench-loop-'));
+    const template = fleetDistribution(0).spec.resource;
+    const files = { namespaces: join(dir, 'namespaces'), payload: join(dir, 'payload.json'), annotations: join(dir, 'annotations.json') };
+    await writeFile(files.namespaces, `${namespaces.join('\n')}\n`);
+    // The same data and the same metadata sizes as a copy, less the revision the loop writes itself.
+    const { revision: _, ...data } = template.data ?? {};
+    await writeFile(files.payload, JSON.stringify(data));
+    await writeFile(
+      files.annotations,
+      JSON.stringify({ 'bench.resource-distributor.io/from': BASELINE_NAME, 'bench.resource-distributor.io/hash': 'f'.repeat(64), 'bench.resource-distributor.io/at': new Date().toISOString() }),
+    );
+    const args = ['-kubeconfig', kubeconfigPath, '-namespaces', files.namespaces, '-name', BASELINE_NAME, '-label', `${BASELINE_LABEL}=fan-out`];
+    args.push('-concurrency', String(concurrency), '-payload', files.payload, '-annotations', files.annotations);
+    return new GoLoop(binary, args);
+  }
+
+  async run(mode: 'create' | 'update' | 'delete', revision: number): Promise<LoopAnswer & { startedAt: number }> {
+    const { stdout } = await promisify(execFile)(this.binary, [...this.args, '-mode', mode, '-revision', String(revision)], { maxBuffer: 1 << 20 });
+    const answer = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoopAnswer;
+    if (answer.errors > 0) throw new Error(`the Go loop (${mode}) had ${answer.errors} errors: ${answer.firstError}`);
+    return { ...answer, startedAt: answer.startedAtUnixMs - performance.timeOrigin };
+  }
 }
 
-/** Creates the distribution and waits for its M copies; returns the watch and how long the creates took. */
-async function setUpProduct(kube: BenchKube, product: Product, fleet: Fleet, m: number): Promise<Side & { createMs: number }> {
+async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: number, rounds: number): Promise<FanOutResult['product']> {
   const name = fleetDistributionName(0);
   const tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
   const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${name}`, (type, object, atMs) => {
     if (type !== 'DELETED') tracker.observe(object, atMs);
   });
   try {
+    const first = await waitForQuiet(product);
     tracker.expect((hash) => hash !== '');
-    const started = performance.now();
+    const created = performance.now();
     await fleet.addDistributions(1);
-    await waitUntil(`${m} copies of ${name}`, () => tracker.reached.size >= m, 60_000 + m * 200, () => `${tracker.reached.size} of ${m}`);
-    const createMs = tracker.lastReached() - started;
-    await fleet.waitConverged(60_000);
-    await waitForQuiet(product.controller);
-    return { tracker, stop: () => watch.stop(), createMs };
-  } catch (error) {
+    const createMs = (await tracker.lastReachedAfter(m, `${m} copies of ${name}`)) - created;
+    const rows: { ms: number; writes: number }[] = [];
+    for (let round = 0; round < rounds; round++) {
+      const before = await waitForQuiet(product);
+      const oldHash = tracker.latest.values().next().value ?? '';
+      tracker.expect((hash) => hash !== oldHash);
+      const started = performance.now();
+      await kube.updateDistribution(name, (rd) => {
+        rd.spec.resource = fleetDistribution(0, round + 2).spec.resource;
+      });
+      const ms = (await tracker.lastReachedAfter(m, `${m} copies of ${name} updated`)) - started;
+      rows.push({ ms, writes: requestsBetween(before, await waitForQuiet(product)).writes });
+    }
+    const last = await product.scrape();
+    return {
+      createMs,
+      updateMs: median(rows.map((r) => r.ms)),
+      updateRoundsMs: rows.map((r) => r.ms),
+      updateWrites: median(rows.map((r) => r.writes)),
+      connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
+      requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
+    };
+  } finally {
     watch.stop();
-    throw error;
   }
 }
 
-/** One template change; resolves with update response -> every copy seen with a new hash, and the writes it caused. */
-async function productRound(kube: BenchKube, product: Product, fleet: Fleet, side: Side, m: number, revision: number): Promise<{ ms: number; writes: number }> {
-  const { tracker } = side;
-  const name = fleetDistributionName(0);
-  const oldHash = tracker.latest.values().next().value ?? '';
-  tracker.expect((hash) => hash !== oldHash);
-  await waitForQuiet(product.controller);
-  product.controller.requests.reset();
-  await kube.updateDistribution(name, (rd) => {
-    rd.spec.resource = fleetDistribution(0, revision).spec.resource;
-  });
-  const started = performance.now();
-  await waitUntil(`${m} copies of ${name} updated`, () => tracker.reached.size >= m, 60_000 + m * 200, () => `${tracker.reached.size} of ${m}`);
-  const ms = tracker.lastReached() - started;
-  await fleet.waitConverged(60_000);
-  await waitForQuiet(product.controller);
-  return { ms, writes: product.controller.requests.tally().writes };
-}
-
-async function setUpBaseline(kube: BenchKube, namespaces: string[], clientConcurrency: number): Promise<Side & { versions: Map<string, string> }> {
-  const tracker = new Tracker((object) => `${object.data.revision ?? ''}@${object.resourceVersion}`);
+async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: number): Promise<FanOutResult['baseline']> {
+  const tracker = new Tracker((object) => object.data.revision ?? '');
   const watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
     if (type !== 'DELETED') tracker.observe(object, atMs);
   });
   try {
-    tracker.expect((value) => value.startsWith('1@'));
-    const versions = await kube.createConfigMaps(namespaces, (ns) => baselineConfigMap(ns, 1), clientConcurrency);
-    await waitUntil('baseline ConfigMaps visible', () => tracker.reached.size >= namespaces.length, 120_000);
-    return { tracker, stop: () => watch.stop(), versions };
-  } catch (error) {
+    tracker.expect((revision) => revision === '1');
+    const created = await loop.run('create', 1);
+    const createMs = (await tracker.lastReachedAfter(m, 'baseline ConfigMaps created')) - created.startedAt;
+    const roundsMs: number[] = [];
+    let connections = created.connections;
+    for (let round = 0; round < rounds; round++) {
+      const revision = String(round + 2);
+      tracker.expect((value) => value === revision);
+      const updated = await loop.run('update', round + 2);
+      roundsMs.push((await tracker.lastReachedAfter(m, 'baseline ConfigMaps replaced')) - updated.startedAt);
+      connections = Math.max(connections, updated.connections);
+    }
+    return { createMs, updateMs: median(roundsMs), updateRoundsMs: roundsMs, connections, errors: 0 };
+  } finally {
     watch.stop();
-    throw error;
   }
 }
 
-/** M replaces with `parallelism` in flight; resolves with loop start -> every ConfigMap seen replaced, and the loop alone. */
-async function baselineRound(
-  kube: BenchKube,
-  side: Side & { versions: Map<string, string> },
-  namespaces: string[],
-  parallelism: number,
-  revision: number,
-): Promise<{ ms: number; loopMs: number }> {
-  const { tracker, versions } = side;
-  tracker.expect((value) => value.startsWith(`${revision}@`));
-  const started = performance.now();
-  await mapBounded(namespaces, parallelism, async (ns) => {
-    const replaced = await kube.replaceConfigMap(baselineConfigMap(ns, revision, versions.get(ns)));
-    versions.set(ns, replaced);
-  });
-  const loopMs = performance.now() - started;
-  await waitUntil('baseline ConfigMaps replaced', () => tracker.reached.size >= namespaces.length, 120_000);
-  return { ms: tracker.lastReached() - started, loopMs };
-}
-
-const median = (values: readonly number[]): number => percentile([...values].sort((a, b) => a - b), 50);
-
-/** Product and baseline rounds alternate, so that a busy moment of the machine hits both alike. */
-export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize }): Promise<FanOutResult> {
+export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize; kubeconfigPath: string }): Promise<FanOutResult> {
   const { kube, product, fleet, size } = options;
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
-  const productSide = await setUpProduct(kube, product, fleet, m);
-  let baselineSide: (Side & { versions: Map<string, string> }) | undefined;
-  try {
-    baselineSide = await setUpBaseline(kube, fleet.namespaces, size.clientConcurrency);
-    const updates: { ms: number; writes: number }[] = [];
-    const baselines: { ms: number; loopMs: number }[] = [];
-    for (let round = 0; round < size.fanOut.rounds; round++) {
-      updates.push(await productRound(kube, product, fleet, productSide, m, round + 2));
-      baselines.push(await baselineRound(kube, baselineSide, fleet.namespaces, product.applyParallelism, round + 2));
-    }
-    const updateMs = median(updates.map((u) => u.ms));
-    const baselineMs = median(baselines.map((b) => b.ms));
-    return {
-      namespaces: m,
-      applyParallelism: product.applyParallelism,
-      rounds: size.fanOut.rounds,
-      createMs: productSide.createMs,
-      updateMs,
-      updateRoundsMs: updates.map((u) => u.ms),
-      updateWrites: median(updates.map((u) => u.writes)),
-      baselineMs,
-      baselineRoundsMs: baselines.map((b) => b.ms),
-      baselineLoopMs: median(baselines.map((b) => b.loopMs)),
-      ratio: ratio(updateMs, baselineMs),
-    };
-  } finally {
-    productSide.stop();
-    baselineSide?.stop();
-  }
+  const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism);
+  const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds);
+  const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds);
+  // The baseline's ConfigMaps would otherwise count in the later sections' API server load.
+  await loop.run('delete', 0);
+  return {
+    namespaces: m,
+    applyParallelism: product.applyParallelism,
+    rounds: size.fanOut.rounds,
+    product: productResult,
+    baseline,
+    createRate: baseline.createMs / productResult.createMs,
+    updateRate: baseline.updateMs / productResult.updateMs,
+  };
 }

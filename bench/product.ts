@@ -1,36 +1,74 @@
-// The whole product (admission server + controller) running in this process in local mode, with
-// its webhooks registered in the API server by URL, exactly as `npm run dev` runs it. The bench
-// keeps a handle on the controller to count its API requests and to trigger a sweep.
+// The product as users run it: `node dist/main.js` (built first with `npm run build`) in its own
+// process, local mode, webhooks registered in the API server by URL. The bench sees it only from
+// outside: its /metrics, its certificate files, and /proc for memory.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { GROUP, PLURAL, VERSION } from '../src/domain/types.js';
-import { createLogger } from '../src/log.js';
-import { startLocalServer, type RunningServer } from '../src/main.js';
-import { createMetrics, type Metrics } from '../src/metrics.js';
-import { createController, type RunningController } from '../src/reconcile/controller.js';
+import type { CertificateBundle } from '../src/tls/certificates.js';
+import { fileStore } from '../src/tls/file-store.js';
+import { freePorts } from '../test/control-plane/network.js';
 import { groupDistribution } from './bench-kube.js';
+import { parseMetrics, type Scrape } from './scrape.js';
+
+export const APPLY_PARALLELISM = 16;
+/** Sweeps cost nothing at steady state; a short interval lets the steady-state section watch several. */
+export const SWEEP_INTERVAL_SECONDS = 10;
+
+const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url));
+// SIGUSR2 runs a full garbage collection, so that memory is sampled without garbage waiting to be freed.
+const GC_HOOK = `data:text/javascript,${encodeURIComponent("process.on('SIGUSR2', () => globalThis.gc?.())")}`;
 
 export interface Product {
-  server: RunningServer;
-  controller: RunningController;
-  metrics: Metrics;
+  port: number;
+  pid: number;
   applyParallelism: number;
+  sarCacheTtlMs: number;
+  certificates: CertificateBundle;
+  scrape(): Promise<Scrape>;
+  /** Full garbage collection in the product, then its RSS (from /proc) and heap (from /metrics). */
+  memory(): Promise<{ rss: number; heapUsed: number }>;
   stop(): Promise<void>;
 }
 
-export const APPLY_PARALLELISM = 16;
+/** Builds dist/ from the sources, as `npm run build` does. */
+export async function buildProduct(): Promise<void> {
+  const child = spawn(process.execPath, [join(REPO_ROOT, 'node_modules/typescript/bin/tsc'), '-p', join(REPO_ROOT, 'tsconfig.build.json')], {
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`npm run build failed (tsc exit ${String(code)})`);
+}
 
-/** Sum of a counter's values whose labels include `labels`. */
-export async function counterValue(metric: Metrics['admissionRequests'] | Metrics['apiRequests'] | Metrics['reconcileTotal'], labels: Record<string, string> = {}): Promise<number> {
-  const { values } = await metric.get();
-  return values
-    .filter((value) => Object.entries(labels).every(([key, wanted]) => (value.labels as Record<string, unknown>)[key] === wanted))
-    .reduce((sum, value) => sum + value.value, 0);
+function scrapeOnce(port: number): Promise<Scrape> {
+  return new Promise((resolve, reject) => {
+    // Loopback to our own child; its CA is checked by the admission preflight, not here.
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', rejectUnauthorized: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => (res.statusCode === 200 ? resolve(parseMetrics(text)) : reject(new Error(`/metrics answered ${String(res.statusCode)}`))));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function rssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kib = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
+  if (kib === undefined) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(kib) * 1024;
 }
 
 /** Sends marker requests until the API server calls both webhooks (a new configuration takes a moment). */
-async function waitForWebhooks(kc: KubeConfig, metrics: Metrics): Promise<void> {
+async function waitForWebhooks(kc: KubeConfig, scrape: () => Promise<Scrape>): Promise<void> {
   const core = kc.makeApiClient(CoreV1Api);
   const custom = kc.makeApiClient(CustomObjectsApi);
   const marker = groupDistribution('bench-webhook-marker', 'ConfigMap', 'none');
@@ -38,50 +76,120 @@ async function waitForWebhooks(kc: KubeConfig, metrics: Metrics): Promise<void> 
   for (let i = 0; ; i++) {
     await core.createNamespace({ body: { metadata: { name: `bench-marker-${i}` } }, dryRun: 'All' });
     await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: marker, dryRun: 'All' });
-    const namespaces = await counterValue(metrics.admissionRequests, { webhook: 'namespaces' });
-    const distributions = await counterValue(metrics.admissionRequests, { webhook: 'distributions' });
+    const metrics = await scrape();
+    const namespaces = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'namespaces' });
+    const distributions = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'distributions' });
     if (namespaces > 0 && distributions > 0) return;
     if (performance.now() > deadline) throw new Error('the API server did not call the webhooks within 30 s');
     await sleep(200);
   }
 }
 
-export async function startProduct(kc: KubeConfig): Promise<Product> {
-  const metrics = createMetrics();
-  let controller: RunningController | undefined;
-  const server = await startLocalServer({
-    kubeConfig: kc,
-    metrics,
-    log: createLogger({ level: process.env.RD_BENCH_LOG ?? 'warn', destination: process.stderr }),
-    // No periodic sweep during the run: the steady-state section triggers the one it measures.
-    // A short shutdown timeout: closing the HTTPS server otherwise waits the full default 20 s
-    // for the API server's idle webhook connections.
-    overrides: { sweepIntervalMs: 3_600_000, applyParallelism: APPLY_PARALLELISM, leaderElection: false, shutdownTimeoutMs: 2000 },
-    createController: (deps) => (controller = createController(deps)),
+async function waitForServing(child: ChildProcess, port: number, timeoutMs: number): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`the product exited with code ${child.exitCode} during start`);
+    try {
+      await scrapeOnce(port);
+      return;
+    } catch (error) {
+      if (performance.now() > deadline) throw new Error(`the product did not serve within ${timeoutMs} ms`, { cause: error });
+      await sleep(100);
+    }
+  }
+}
+
+export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Promise<Product> {
+  const [port = 0] = await freePorts(1);
+  const certDir = await mkdtemp(join(tmpdir(), 'rd-bench-certs-'));
+  const sarCacheTtlMs = 10_000;
+  // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
+  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_HOOK, join(REPO_ROOT, 'dist/main.js')], {
+    cwd: REPO_ROOT,
+    env: {
+      ...process.env,
+      KUBECONFIG: kubeconfigPath,
+      RD_MODE: 'local',
+      RD_PORT: String(port),
+      RD_CERT_DIR: certDir,
+      RD_LOG_LEVEL: process.env.RD_BENCH_LOG ?? 'warn',
+      RD_SWEEP_INTERVAL: `${SWEEP_INTERVAL_SECONDS}s`,
+      RD_APPLY_PARALLELISM: String(APPLY_PARALLELISM),
+      RD_SAR_CACHE_TTL: `${sarCacheTtlMs / 1000}s`,
+      RD_LEADER_ELECTION: 'false',
+      RD_SHUTDOWN_TIMEOUT: '2s',
+    },
+    stdio: ['ignore', 'inherit', 'inherit'],
   });
-  if (!controller) throw new Error('startLocalServer did not build its controller through the given factory');
-  const running = controller;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
   try {
-    await waitForWebhooks(kc, metrics);
+    await waitForServing(child, port, 60_000);
+    const stored = await fileStore(certDir).load();
+    if (!stored) throw new Error(`the product wrote no certificates into ${certDir}`);
+    const scrape = (): Promise<Scrape> => scrapeOnce(port);
+    await waitForWebhooks(kc, scrape);
+    const pid = child.pid ?? 0;
+    return {
+      port,
+      pid,
+      applyParallelism: APPLY_PARALLELISM,
+      sarCacheTtlMs,
+      certificates: stored.bundle,
+      scrape,
+      memory: async () => {
+        child.kill('SIGUSR2');
+        await sleep(500);
+        const [rss, metrics] = await Promise.all([rssBytes(pid), scrape()]);
+        return { rss, heapUsed: metrics.sum('resource_distributor_nodejs_heap_size_used_bytes') };
+      },
+      stop,
+    };
   } catch (error) {
-    await server.stop();
+    await stop();
     throw error;
   }
-  return { server, controller: running, metrics, applyParallelism: APPLY_PARALLELISM, stop: () => server.stop() };
+}
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+/** API requests the product made between two scrapes, by `verb resource`. */
+export function requestsBetween(before: Scrape, after: Scrape): { byRequest: Record<string, number>; writes: number; reads: number; errors: number } {
+  const byRequest: Record<string, number> = {};
+  let writes = 0;
+  let reads = 0;
+  for (const sample of after.samples('resource_distributor_api_requests_total')) {
+    const { verb = '', resource = '' } = sample.labels;
+    const n = sample.value - before.sum('resource_distributor_api_requests_total', { verb, resource });
+    if (n <= 0) continue;
+    byRequest[`${verb} ${resource}`] = n;
+    if (WRITE_VERBS.has(verb)) writes += n;
+    else if (verb === 'get' || verb === 'list') reads += n;
+  }
+  const errors = after.sum('resource_distributor_api_errors_total') - before.sum('resource_distributor_api_errors_total');
+  return { byRequest, writes, reads, errors };
 }
 
 /**
- * Waits until the controller has nothing queued and made no write for `quietMs` (events caused by
+ * Waits until the product has nothing queued and made no write for `quietMs` (events caused by
  * its own last writes come back through the watches and are reconciled once more).
  */
-export async function waitForQuiet(controller: RunningController, quietMs = 1500, timeoutMs = 120_000): Promise<void> {
+export async function waitForQuiet(product: Product, quietMs = 1500, timeoutMs = 120_000): Promise<Scrape> {
   const deadline = performance.now() + timeoutMs;
+  let last = await product.scrape();
   for (;;) {
-    await controller.idle();
-    const before = controller.requests.tally().writes;
     await sleep(quietMs);
-    await controller.idle();
-    if (controller.requests.tally().writes === before) return;
-    if (performance.now() > deadline) throw new Error(`the controller kept writing for ${Math.round(timeoutMs / 1000)} s`);
+    const now = await product.scrape();
+    const quiet = requestsBetween(last, now).writes === 0 && now.sum('resource_distributor_queue_depth') === 0;
+    if (quiet) return now;
+    if (performance.now() > deadline) throw new Error(`the product kept writing for ${Math.round(timeoutMs / 1000)} s`);
+    last = now;
   }
 }

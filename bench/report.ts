@@ -96,11 +96,11 @@ function renderPropagation(result: PropagationResult): string {
   return [
     '## 2. Propagation',
     '',
-    `${result.namespaces} namespaces created (${result.clientConcurrency} in flight, ${fmtNumber(result.namespacesCreatePerSecond)} created/s) while ${result.distributions} distributions select them; ` +
-      'per namespace, from its create response to all copies visible through a watch.',
+    `${result.namespaces} namespaces created at ${result.ratePerSecond}/s while ${result.distributions} distributions select them; ` +
+      'per namespace, from its create response to all its copies visible through a watch.',
     '',
     table(
-      ['namespaces', 'distributions', 'p50', 'p99', 'max', 'first create -> last copy', 'copies/s', 'namespace create p50 / p99'],
+      ['namespaces', 'distributions', 'p50', 'p99', 'max', 'first create -> last copy', 'namespace create p50 / p99'],
       [
         [
           String(result.namespaces),
@@ -109,64 +109,67 @@ function renderPropagation(result: PropagationResult): string {
           fmtMs(result.latencyMs.p99),
           fmtMs(result.latencyMs.max),
           fmtMs(result.wallMs),
-          fmtNumber(result.copiesPerSecond),
           `${fmtMs(result.createLatencyMs.p50)} / ${fmtMs(result.createLatencyMs.p99)}`,
         ],
       ],
     ),
     '',
-    `The product made ${fmtNumber(result.requestsPerCopy, 1)} API requests per copy (${result.failedRequests} failed): ` +
+    `The product made ${fmtNumber(result.requestsPerCopy, 2)} API requests per copy (${result.failedRequests} failed): ` +
       `${Object.entries(result.requests).map(([key, count]) => `${key}: ${count}`).join(', ')}.`,
   ].join('\n');
 }
 
 function renderFanOut(result: FanOutResult): string {
+  const { product, baseline } = result;
   return [
     '## 3. Fan-out',
     '',
-    `One ConfigMap distribution over ${result.namespaces} namespaces, template updated; until every copy shows the new hash (watch). ` +
-      `Baseline: a plain client loop replacing ${result.namespaces} ConfigMaps of the same shape, ${result.applyParallelism} in flight (the controller's applyParallelism). ` +
-      `Medians of ${result.rounds} alternating rounds (product ${result.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${result.baselineRoundsMs.map(fmtMs).join(', ')}).`,
+    `One ConfigMap distribution over ${result.namespaces} namespaces: created, then its template updated ${result.rounds} times; until every copy exists / shows the new hash (watch). ` +
+      `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism) creating, then replacing, ` +
+      `${result.namespaces} ConfigMaps of the same shape, from its first request until all are visible through the same kind of watch. ` +
+      `Rate = baseline time / product time (1.00 = as fast as client-go). Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}.`,
     '',
     table(
-      ['namespaces', 'product: update -> all copies', 'baseline: loop -> all visible', 'ratio', 'baseline loop alone', 'first fan-out (creates)', 'controller writes'],
-      [[String(result.namespaces), fmtMs(result.updateMs), fmtMs(result.baselineMs), `${fmtNumber(result.ratio, 2)}x`, fmtMs(result.baselineLoopMs), fmtMs(result.createMs), String(result.updateWrites)]],
-    ),
-  ].join('\n');
-}
-
-function renderSteadyState(result: SteadyStateResult): string {
-  const { sweep } = result;
-  const requests = Object.entries(sweep.byRequest).map(([key, count]) => `${key}: ${count}`).join(', ') || 'none';
-  return [
-    '## 4. Steady state',
-    '',
-    `${result.namespaces} namespaces x ${result.fleetDistributions} distributions converged (${result.newCopies} new copies in ${fmtMs(result.convergeMs)}), ` +
-      `then one full sweep (${result.reconciles} reconciles, ${result.copiesTracked} copies and ${result.namespacesTracked} namespaces tracked). CPU is the whole bench process during the sweep.`,
-    '',
-    table(
-      ['namespaces x distributions', 'API writes', 'API reads', 'watches', 'CPU user+sys', 'wall'],
-      [[`${result.namespaces} x ${result.fleetDistributions}`, String(sweep.writes), String(sweep.reads), String(sweep.watches), fmtMs(sweep.cpuUserMs + sweep.cpuSystemMs), fmtMs(sweep.wallMs)]],
+      ['', 'product', 'client-go loop', 'rate vs client-go'],
+      [
+        [`create ${result.namespaces}`, fmtMs(product.createMs), fmtMs(baseline.createMs), fmtNumber(result.createRate, 2)],
+        [`update ${result.namespaces} (median)`, fmtMs(product.updateMs), fmtMs(baseline.updateMs), fmtNumber(result.updateRate, 2)],
+      ],
     ),
     '',
-    `Requests during the sweep: ${requests}.`,
+    `Connections: the product opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section; the client-go loop dialled ${baseline.connections} per run. ` +
+      `Product writes per update: ${product.updateWrites}.`,
   ].join('\n');
 }
 
 function renderMemory(result: MemoryResult): string {
   return [
-    '## 5. Memory',
+    '## 4. Memory',
     '',
-    `A controller alone in its own process (node --expose-gc, gc before each sample) syncs ${result.fleetNamespaces} namespaces x ${result.fleetDistributions} distributions ` +
-      `plus what earlier sections left; it tracks ${result.copies} copies, ${result.namespaces} namespaces, ${result.distributions} distributions. ` +
-      `Cold start to converged (writing ${result.writes} missing copies and statuses): ${fmtMs(result.convergeMs)}. ` +
-      'The heap delta is what the caches retain (copies and namespaces); RSS is a high-water mark that also keeps what the ' +
-      'allocator held during the convergence writes.',
+    `The product's own process (node dist/main.js), sampled after a full garbage collection: idle right after its start, then with everything above converged ` +
+      `(${result.copies} copies tracked over ${result.namespaces} namespaces). RSS from /proc; heap used from its /metrics.`,
     '',
     table(
-      ['copies tracked', 'RSS before -> after', 'heap before -> after', 'heap delta', 'bytes per copy'],
-      [[String(result.copies), `${fmtBytes(result.before.rss)} -> ${fmtBytes(result.after.rss)}`, `${fmtBytes(result.before.heapUsed)} -> ${fmtBytes(result.after.heapUsed)}`, fmtBytes(result.heapDeltaBytes), fmtBytes(result.bytesPerCopy)]],
+      ['copies tracked', 'RSS idle -> after', 'heap idle -> after', 'heap per copy'],
+      [[String(result.copies), `${fmtBytes(result.idle.rss)} -> ${fmtBytes(result.after.rss)}`, `${fmtBytes(result.idle.heapUsed)} -> ${fmtBytes(result.after.heapUsed)}`, fmtBytes(result.bytesPerCopy)]],
     ),
+  ].join('\n');
+}
+
+function renderSteadyState(result: SteadyStateResult): string {
+  const requests = Object.entries(result.byRequest).map(([key, count]) => `${key}: ${count}`).join(', ') || 'none';
+  return [
+    '## 5. Steady state',
+    '',
+    `Everything above converged (${result.distributions} distributions, ${result.copiesTracked} copies), then the product is left alone for ${fmtNumber(result.idleSeconds)} s ` +
+      `with its full sweep every ${result.sweepIntervalSeconds} s (${result.reconciles} reconciles in the window). CPU is the product process's over the whole window.`,
+    '',
+    table(
+      ['idle window', 'reconciles', 'API writes', 'API reads', 'CPU', 'CPU per reconcile'],
+      [[fmtMs(result.wallMs), String(result.reconciles), String(result.writes), String(result.reads), fmtMs(result.cpuMs), result.reconciles > 0 ? fmtMs(result.cpuMs / result.reconciles) : '-']],
+    ),
+    '',
+    `Requests in the window: ${requests}.`,
   ].join('\n');
 }
 

@@ -1,6 +1,6 @@
 // npm run bench [-- --size smoke|default|large] [--only admission,propagation,...] [--out DIR]
-// Starts a local control plane (etcd, kube-apiserver, kube-controller-manager) and the product in
-// local mode against it, runs the sections in order, prints each section's table as it finishes,
+// Starts a local control plane (etcd, kube-apiserver, kube-controller-manager), builds the product
+// and runs it as users do (`node dist/main.js`, local mode) against it, runs the sections in order, prints each section's table as it finishes,
 // writes bench/results/<timestamp>.json (after every section) and bench/results/latest-<size>.md, and
 // stops everything it started, failure or not.
 import { loadavg } from 'node:os';
@@ -12,8 +12,8 @@ import { BenchKube } from './bench-kube.js';
 import { runFanOut } from './fan-out.js';
 import { Fleet } from './fleet.js';
 import { machineInfo } from './machine.js';
-import { runMemory } from './memory.js';
-import { startProduct, type Product } from './product.js';
+import { runMemory, type MemorySample } from './memory.js';
+import { buildProduct, startProduct, type Product } from './product.js';
 import { runPropagation } from './propagation.js';
 import { renderMachine, renderReport, renderSection, writeJson, writeMarkdown, type BenchResult, type SectionResults } from './report.js';
 import { parseBenchArgs, SECTIONS, type BenchSize, type SectionName } from './sizes.js';
@@ -26,43 +26,33 @@ interface World {
   kube: BenchKube;
   fleet: Fleet;
   size: BenchSize;
-  product: Product | undefined;
-}
-
-function requireProduct(world: World): Product {
-  if (!world.product) throw new Error('the product is not running');
-  return world.product;
+  product: Product;
+  /** The product's memory right after its start, before it distributed anything. */
+  idle: MemorySample;
 }
 
 async function runSection(name: SectionName, world: World, sections: SectionResults): Promise<void> {
-  const { kube, fleet, size } = world;
+  const { kube, fleet, size, product } = world;
   switch (name) {
     case 'admission':
       sections.admission = await runAdmission({
         kube,
-        product: requireProduct(world),
+        product,
         size,
         onRow: (row) => say(`admission ${row.endpoint} @ ${row.rate}/s: p50 ${row.latencyMs.p50.toFixed(2)} ms, p99 ${row.latencyMs.p99.toFixed(2)} ms, max ${row.latencyMs.max.toFixed(2)} ms`),
       });
       return;
     case 'propagation':
-      sections.propagation = await runPropagation({ kube, product: requireProduct(world), size });
+      sections.propagation = await runPropagation({ kube, product, size });
       return;
     case 'fan-out':
-      sections['fan-out'] = await runFanOut({ kube, product: requireProduct(world), fleet, size });
-      return;
-    case 'steady-state':
-      sections['steady-state'] = await runSteadyState({ kube, product: requireProduct(world), fleet, size });
+      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.plane.kubeconfigPath });
       return;
     case 'memory':
-      // Alone: the product's controller would write the same copies as the memory fixture's.
-      if (world.product) {
-        const stopping = performance.now();
-        await world.product.stop();
-        world.product = undefined;
-        say(`product stopped in ${((performance.now() - stopping) / 1000).toFixed(1)} s`);
-      }
-      sections.memory = await runMemory({ fleet, size, kubeconfigPath: world.plane.kubeconfigPath });
+      sections.memory = await runMemory({ product, idle: world.idle, namespaces: (await kube.countNamespaces()) });
+      return;
+    case 'steady-state':
+      sections['steady-state'] = await runSteadyState({ product, size, distributions: (await kube.listDistributions()).length });
       return;
   }
 }
@@ -79,16 +69,19 @@ async function main(): Promise<number> {
   const result: BenchResult = { size: args.size.name, startedAt: new Date().toISOString(), sections: {}, failures: [] };
   const jsonFile = `${result.startedAt.replace(/[:.]/g, '-')}.json`;
   const save = (): Promise<string> => writeJson(outDir, jsonFile, result);
-  let world: World | undefined;
+  let plane: ControlPlane | undefined;
+  let product: Product | undefined;
 
   say(`size ${args.size.name}, sections ${order.join(', ')}`);
   try {
-    const plane = await startControlPlane({ log: (line) => say(line), beforeControllerManager: (kc) => applyManifestFiles(kc, [CRD_DIR]) });
+    say('building the product (npm run build)');
+    await buildProduct();
+    plane = await startControlPlane({ log: (line) => say(line), beforeControllerManager: (kc) => applyManifestFiles(kc, [CRD_DIR]) });
     const kube = new BenchKube(plane.kubeConfig);
-    world = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product: undefined };
     result.machine = await machineInfo(plane.kubeConfig);
     console.log(`${renderMachine(result.machine)}\n`);
-    if (order.some((s) => s !== 'memory')) world.product = await startProduct(plane.kubeConfig);
+    product = await startProduct(plane.kubeConfig, plane.kubeconfigPath);
+    const world: World = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
 
     for (const name of order) {
       const started = performance.now();
@@ -108,7 +101,7 @@ async function main(): Promise<number> {
     result.failures.push({ section: 'setup', message: error instanceof Error ? error.message : String(error) });
     say(`setup FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
-    await stopAll(world, result);
+    await stopAll(product, plane, result);
   }
 
   result.finishedAt = new Date().toISOString();
@@ -119,10 +112,10 @@ async function main(): Promise<number> {
   return result.failures.length > 0 ? 1 : 0;
 }
 
-async function stopAll(world: World | undefined, result: BenchResult): Promise<void> {
+async function stopAll(product: Product | undefined, plane: ControlPlane | undefined, result: BenchResult): Promise<void> {
   for (const [what, stop] of [
-    ['product', () => world?.product?.stop()],
-    ['control plane', () => world?.plane.stop()],
+    ['product', () => product?.stop()],
+    ['control plane', () => plane?.stop()],
   ] as const) {
     try {
       await stop();

@@ -1,70 +1,48 @@
-// 4. Steady state: the fleet (M namespaces) targeted by 10 distributions, converged; then one full
-// sweep over every distribution the controller knows. Expected: zero writes and no
-// per-namespace reads; what remains is CPU time to re-plan from the caches.
+// 5. Steady state: everything the earlier sections distributed is converged; the product is left
+// alone for a while, its periodic sweep re-planning every distribution several times. Expected:
+// zero writes and no per-namespace reads; what remains is the CPU of re-planning from the caches.
 import { performance } from 'node:perf_hooks';
-import type { BenchKube } from './bench-kube.js';
-import type { Fleet } from './fleet.js';
-import { counterValue, waitForQuiet, type Product } from './product.js';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 
 export interface SteadyStateResult {
-  namespaces: number;
-  fleetDistributions: number;
-  /** Every distribution the sweep reconciled (the fleet's and the other sections'). */
+  idleSeconds: number;
+  sweepIntervalSeconds: number;
+  /** Reconciles during the idle window (every distribution once per sweep). */
   reconciles: number;
+  distributions: number;
+  /** Copies in the caches (target namespaces by state). */
   copiesTracked: number;
-  namespacesTracked: number;
-  /** New distributions created -> every fleet distribution reports all namespaces succeeded. */
-  convergeMs: number;
-  newCopies: number;
-  sweep: {
-    writes: number;
-    reads: number;
-    watches: number;
-    byRequest: Record<string, number>;
-    cpuUserMs: number;
-    cpuSystemMs: number;
-    wallMs: number;
-  };
+  writes: number;
+  reads: number;
+  byRequest: Record<string, number>;
+  /** The product process's CPU over the whole window. */
+  cpuMs: number;
+  wallMs: number;
 }
 
-export async function runSteadyState(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize }): Promise<SteadyStateResult> {
-  const { product, fleet, size } = options;
-  const { controller, metrics } = product;
-  await fleet.grow(size.fanOut.namespaces);
-  const before = fleet.distributionNames.length;
-  const started = performance.now();
-  const added = await fleet.addDistributions(size.steadyState.distributions);
-  await fleet.waitConverged(120_000 + fleet.namespaces.length * added.length * 20);
-  const convergeMs = performance.now() - started;
-  await waitForQuiet(controller);
+const RECONCILES = 'resource_distributor_reconcile_total';
+const CPU = 'resource_distributor_process_cpu_seconds_total';
 
-  const reconcilesBefore = await counterValue(metrics.reconcileTotal);
-  controller.requests.reset();
-  const cpu = process.cpuUsage();
-  const sweepStart = performance.now();
-  controller.sweepNow();
-  await controller.idle();
-  const wallMs = performance.now() - sweepStart;
-  const { user, system } = process.cpuUsage(cpu);
-  const tally = controller.requests.tally();
-  const reconciles = (await counterValue(metrics.reconcileTotal)) - reconcilesBefore;
+export async function runSteadyState(options: { product: Product; size: BenchSize; distributions: number }): Promise<SteadyStateResult> {
+  const { product, size } = options;
+  const before = await waitForQuiet(product);
+  const started = performance.now();
+  await sleep(size.steadyState.idleSeconds * 1000);
+  const after = await product.scrape();
+  const wallMs = performance.now() - started;
+  const requests = requestsBetween(before, after);
   return {
-    namespaces: fleet.namespaces.length,
-    fleetDistributions: fleet.distributionNames.length,
-    reconciles,
-    copiesTracked: controller.caches.copies.size,
-    namespacesTracked: controller.caches.namespaces.size,
-    convergeMs,
-    newCopies: (fleet.distributionNames.length - before) * fleet.namespaces.length,
-    sweep: {
-      writes: tally.writes,
-      reads: (tally.byVerb.get ?? 0) + (tally.byVerb.list ?? 0),
-      watches: tally.byVerb.watch ?? 0,
-      byRequest: tally.byRequest,
-      cpuUserMs: user / 1000,
-      cpuSystemMs: system / 1000,
-      wallMs,
-    },
+    idleSeconds: size.steadyState.idleSeconds,
+    sweepIntervalSeconds: SWEEP_INTERVAL_SECONDS,
+    reconciles: after.sum(RECONCILES) - before.sum(RECONCILES),
+    distributions: options.distributions,
+    copiesTracked: after.sum('resource_distributor_copies'),
+    writes: requests.writes,
+    reads: requests.reads,
+    byRequest: requests.byRequest,
+    cpuMs: (after.sum(CPU) - before.sum(CPU)) * 1000,
+    wallMs,
   };
 }

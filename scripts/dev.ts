@@ -3,6 +3,7 @@
 import { join, relative } from 'node:path';
 import { startLocalServer, type RunningServer } from '../src/main.js';
 import { applyManifestFiles, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
+import { connectionOf } from '../test/kube-client.js';
 
 function usage(plane: ControlPlane, server: RunningServer): string {
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
@@ -46,7 +47,7 @@ async function main(): Promise<void> {
   let server: RunningServer | undefined;
   try {
     server = await startLocalServer({
-      kubeConfig: plane.kubeConfig,
+      connection: connectionOf(plane.kubeConfig),
       env: { RD_PORT: '9443', RD_LOG_LEVEL: 'info', ...process.env },
       certDir: join(REPO_ROOT, 'certs'),
     });

@@ -1,4 +1,5 @@
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
+import { join } from 'node:path';
 import type { ControllerSettings } from './reconcile/controller.js';
 import { parseByteSize, parseDuration } from './config-values.js';
 
@@ -49,7 +50,13 @@ export interface Config {
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
   crdPath: string | undefined;
+  /** A kubeconfig file (its current context); wins over the in-cluster ServiceAccount. */
   kubeconfig: string | undefined;
+  /** The API server as a pod sees it (KUBERNETES_SERVICE_HOST/PORT). */
+  inCluster: { host: string; port: string } | undefined;
+  /** Connections to the API server that requests share (watches have their own). */
+  apiConnections: number;
+  apiTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -180,6 +187,18 @@ function readLeaderElection(r: Reader, mode: Mode): Pick<Config, 'leaderElection
   return settings;
 }
 
+/** KUBECONFIG (the first file of a list), else ~/.kube/config in local mode; in a cluster, none. */
+function kubeconfigPath(r: Reader, mode: Mode): string | undefined {
+  const first = r.raw('KUBECONFIG')?.split(':').find((path) => path !== '');
+  if (first !== undefined) return first;
+  return mode === 'local' ? join(r.raw('HOME') ?? homedir(), '.kube', 'config') : undefined;
+}
+
+function readInCluster(r: Reader): Config['inCluster'] {
+  const host = r.raw('KUBERNETES_SERVICE_HOST');
+  return host === undefined ? undefined : { host, port: r.raw('KUBERNETES_SERVICE_PORT') ?? '443' };
+}
+
 /** Builds the configuration from environment variables; throws a ConfigError naming every bad one. */
 export function loadConfig(env: Env = process.env): Config {
   const r = new Reader(env);
@@ -206,8 +225,13 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),
     shutdownTimeoutMs: r.duration('RD_SHUTDOWN_TIMEOUT', '20s', 100),
     crdPath: r.raw('RD_CRD_PATH'),
-    kubeconfig: r.raw('KUBECONFIG'),
+    kubeconfig: kubeconfigPath(r, mode),
+    inCluster: readInCluster(r),
+    apiConnections: 0,
+    apiTimeoutMs: r.duration('RD_API_TIMEOUT', '30s', 100),
   };
+  // Room for every write of one fan-out, plus status, Events, leases and access reviews beside it.
+  config.apiConnections = r.integer('RD_API_CONNECTIONS', config.applyParallelism + 4, 1, 1024);
   for (const ns of config.forbiddenNamespaces) {
     if (!DNS_LABEL.test(ns)) r.problems.push(`RD_FORBIDDEN_NAMESPACES: ${ns} is not a DNS label`);
   }

@@ -2,14 +2,16 @@ import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { KubeConfig } from '@kubernetes/client-node';
 import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
 import { controllerSettings, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
+import { createClusterApi } from './k8s/client-cluster-api.js';
 import { describeApiError } from './k8s/errors.js';
+import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
+import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
@@ -21,7 +23,8 @@ import { createCertificateManager, type CertificateManager } from './tls/manager
 import { secretStore } from './tls/secret-store.js';
 
 export interface ServerDeps {
-  kubeConfig: KubeConfig;
+  /** Where the API server is and who we are to it. */
+  connection: Connection;
   log: Logger;
   clock: Clock;
   metrics: Metrics;
@@ -42,9 +45,9 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const webhookNameList = (config: Config): string[] => [config.webhookNames.distributions, config.webhookNames.namespaces];
 
 /** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
-function trustPublisher(config: Config, kubeConfig: KubeConfig, port: () => number): (trust: string) => Promise<boolean> {
+function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
   if (config.mode === 'cluster') {
-    return async (trust) => (await patchCaBundle(kubeConfig, webhookNameList(config), trust)).length > 0;
+    return async (trust) => (await patchCaBundle(client, webhookNameList(config), trust)).length > 0;
   }
   let applied: string | undefined;
   return async (trust) => {
@@ -54,7 +57,7 @@ function trustPublisher(config: Config, kubeConfig: KubeConfig, port: () => numb
       ownNamespace: config.namespace,
       clientConfig: (path) => ({ url: `https://127.0.0.1:${port()}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
     });
-    await applyWebhookConfigurations(kubeConfig, configurations);
+    await applyWebhookConfigurations(client, configurations);
     applied = trust;
     return true;
   };
@@ -62,9 +65,14 @@ function trustPublisher(config: Config, kubeConfig: KubeConfig, port: () => numb
 
 /** Composes and starts the whole product; resolves once it serves and its caches are synced. */
 export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
-  const { kubeConfig, log, clock, metrics } = deps;
+  const { log, clock, metrics } = deps;
+  const client = createKubeClient(deps.connection, {
+    maxConnections: config.apiConnections,
+    timeoutMs: config.apiTimeoutMs,
+    onConnection: () => metrics.apiConnections.inc(),
+  });
   const controller = (deps.createController ?? createController)({
-    kubeConfig,
+    clusterApi: createClusterApi(client),
     log: log.child({ component: 'controller' }),
     clock,
     metrics,
@@ -74,7 +82,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   let shuttingDown = false;
 
   const certificates = createCertificateManager({
-    store: config.mode === 'cluster' ? secretStore(kubeConfig, config.namespace, config.tlsSecret) : fileStore(config.certDir),
+    store: config.mode === 'cluster' ? secretStore(client, config.namespace, config.tlsSecret) : fileStore(config.certDir),
     identity: serviceIdentity(config.serviceName, config.namespace, config.mode === 'local'),
     policy: config.tls,
     checkIntervalMs: config.tls.checkIntervalMs,
@@ -82,14 +90,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'tls' }),
     metrics,
     serve: (certificate) => https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, kubeConfig, () => https?.port ?? config.port),
+    publishTrust: trustPublisher(config, client, () => https?.port ?? config.port),
   });
 
   const app = createAdmissionApp({
     log: log.child({ component: 'admission' }),
     metrics,
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
-    accessReviewer: cachedAccessReviewer(createAccessReviewer(kubeConfig, metrics), { ttlMs: config.sarCacheTtlMs }),
+    accessReviewer: cachedAccessReviewer(createAccessReviewer(client, metrics), { ttlMs: config.sarCacheTtlMs }),
     namespaceExists: (name) => controller.namespaceExists(name),
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     forbiddenNamespaces: config.forbiddenNamespaces,
@@ -107,7 +115,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
     certificates.stop();
     if (config.mode === 'local') {
-      await deleteWebhookConfigurations(kubeConfig, webhookNameList(config)).catch((error: unknown) =>
+      await deleteWebhookConfigurations(client, webhookNameList(config)).catch((error: unknown) =>
         log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'),
       );
     }
@@ -118,6 +126,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     }
     // Last: the namespace webhook hands namespaces to the controller until the listener is closed.
     await controller.stop();
+    client.close();
     log.info({}, 'stopped');
   };
   const stop = (): Promise<void> => (stopping ??= shutdown());
@@ -141,7 +150,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
 }
 
 export interface LocalServerOptions {
-  kubeConfig: KubeConfig;
+  connection: Connection;
   log?: Logger;
   clock?: Clock;
   metrics?: Metrics;
@@ -163,7 +172,7 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Run
   const certDir = options.certDir ?? (await mkdtemp(join(tmpdir(), 'resource-distributor-certs-')));
   const config: Config = { ...fromEnv, ...options.overrides, certDir, mode: 'local' };
   return startServer(config, {
-    kubeConfig: options.kubeConfig,
+    connection: options.connection,
     log: options.log ?? createLogger({ level: config.logLevel }),
     clock: options.clock ?? systemClock,
     metrics: options.metrics ?? createMetrics(),
@@ -171,12 +180,11 @@ export async function startLocalServer(options: LocalServerOptions): Promise<Run
   });
 }
 
-function loadKubeConfig(config: Config): KubeConfig {
-  const kubeConfig = new KubeConfig();
-  if (config.kubeconfig) kubeConfig.loadFromFile(config.kubeconfig);
-  else if (config.mode === 'cluster') kubeConfig.loadFromCluster();
-  else kubeConfig.loadFromDefault();
-  return kubeConfig;
+/** An explicit kubeconfig wins; otherwise the pod's ServiceAccount. */
+function loadConnection(config: Config): Connection {
+  if (config.kubeconfig) return connectionFromKubeconfigFile(config.kubeconfig);
+  if (config.inCluster) return inClusterConnection(config.inCluster);
+  throw new Error('no API server: set KUBECONFIG, or run in a pod (KUBERNETES_SERVICE_HOST)');
 }
 
 export async function main(): Promise<void> {
@@ -185,7 +193,7 @@ export async function main(): Promise<void> {
   let server: RunningServer;
   try {
     server = await startServer(config, {
-      kubeConfig: loadKubeConfig(config),
+      connection: loadConnection(config),
       log,
       clock: systemClock,
       metrics: createMetrics({ defaultMetrics: true }),

@@ -11,6 +11,7 @@ export interface Metrics {
   copies: Gauge<'state'>;
   apiErrors: Counter<'verb' | 'code'>;
   apiRequests: Counter<'verb' | 'resource'>;
+  apiConnections: Counter;
   generationDuration: Histogram;
   isLeader: Gauge;
   certificateExpiry: Gauge;
@@ -74,6 +75,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'resource_distributor_api_requests_total',
       help: 'Kubernetes API calls the controller made, by verb and resource.',
       labelNames: ['verb', 'resource'],
+      registers,
+    }),
+    apiConnections: new Counter({
+      name: 'resource_distributor_api_connections_total',
+      help: 'TLS connections opened to the Kubernetes API server (requests reuse them; a steady rise means they do not).',
       registers,
     }),
     generationDuration: new Histogram({

@@ -1,8 +1,9 @@
-import { AuthorizationV1Api, type KubeConfig, type V1SubjectAccessReview } from '@kubernetes/client-node';
+import type { V1SubjectAccessReview } from '@kubernetes/client-node';
 import { LRUCache } from 'lru-cache';
 import type { Metrics } from '../metrics.js';
-import { DeadlineExceeded, withDeadline } from './deadline.js';
+import { DeadlineExceeded } from './deadline.js';
 import { describeApiError, TerminalError, TransientError } from './errors.js';
+import type { KubeClient } from './kube-client.js';
 
 /** Who asks: the `userInfo` of an admission request. */
 export interface Subject {
@@ -65,13 +66,16 @@ function reviewFailure(error: unknown): Error {
 const REVIEW_TIMEOUT_MS = 3000;
 
 /** Asks the API server with a SubjectAccessReview (authorization.k8s.io/v1). */
-export function createAccessReviewer(kubeConfig: KubeConfig, metrics?: Metrics, timeoutMs = REVIEW_TIMEOUT_MS): AccessReviewer {
-  const api = kubeConfig.makeApiClient(AuthorizationV1Api);
+export function createAccessReviewer(client: KubeClient, metrics?: Metrics, timeoutMs = REVIEW_TIMEOUT_MS): AccessReviewer {
   return {
     async review(check) {
       metrics?.apiRequests.inc({ verb: 'create', resource: 'subjectaccessreviews' });
       try {
-        return answerOf(await withDeadline(api.createSubjectAccessReview({ body: reviewOf(check) }), timeoutMs, 'SubjectAccessReview'));
+        const review = await client.request<V1SubjectAccessReview>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+          body: reviewOf(check),
+          timeoutMs,
+        });
+        return answerOf(review);
       } catch (error) {
         metrics?.apiErrors.inc({ verb: 'create', code: String(describeApiError(error).code) });
         throw reviewFailure(error);

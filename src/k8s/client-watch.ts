@@ -1,7 +1,7 @@
-// Watches over client-node's Watch (raw JSON lines, one callback per event), with one `onDone`.
-import type { Watch } from '@kubernetes/client-node';
+// Watches of the resources the caches follow, as one event per decoded line, with one `onDone`.
 import { GROUP, PLURAL, VERSION } from '../domain/types.js';
 import type { WatchCallbacks, WatchEvent, WatchHandle, WatchOptions, WatchedResource } from './cluster-api.js';
+import type { KubeClient, Query } from './kube-client.js';
 
 const WATCH_PATHS: Record<WatchedResource, string> = {
   distributions: `/apis/${GROUP}/${VERSION}/${PLURAL}`,
@@ -10,40 +10,22 @@ const WATCH_PATHS: Record<WatchedResource, string> = {
   configmaps: '/api/v1/configmaps',
 };
 
-export async function startWatch(
-  watcher: Watch,
-  resource: WatchedResource,
-  options: WatchOptions,
-  callbacks: WatchCallbacks,
-): Promise<WatchHandle> {
-  let finished = false;
-  const finish = (error?: unknown): void => {
-    if (finished) return;
-    finished = true;
-    callbacks.onDone(error);
-  };
-  const query: Record<string, string | number | boolean> = {
+export async function startWatch(client: KubeClient, resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle> {
+  const query: Query = {
     resourceVersion: options.resourceVersion,
     timeoutSeconds: options.timeoutSeconds,
     allowWatchBookmarks: true,
+    labelSelector: options.labelSelector,
   };
-  if (options.labelSelector !== undefined) query.labelSelector = options.labelSelector;
-  const controller = await watcher.watch(
+  return client.watch(
     WATCH_PATHS[resource],
     query,
-    (type: string, object: unknown) => {
-      if (finished) return;
-      // Watch events are parsed JSON already: only drop what we never read.
-      const plain = object as WatchEvent['object'];
-      if (plain.metadata) delete plain.metadata.managedFields;
-      callbacks.onEvent({ type: type as WatchEvent['type'], object: plain });
+    (line) => {
+      const event = line as WatchEvent;
+      // Only drop what we never read.
+      if (event.object.metadata) delete event.object.metadata.managedFields;
+      callbacks.onEvent(event);
     },
-    (error: unknown) => finish(error ?? undefined),
+    (error) => callbacks.onDone(error),
   );
-  return {
-    stop: () => {
-      finished = true;
-      controller.abort();
-    },
-  };
 }

@@ -1,10 +1,6 @@
-import {
-  AdmissionregistrationV1Api,
-  type AdmissionregistrationV1WebhookClientConfig,
-  type KubeConfig,
-  type V1ValidatingWebhookConfiguration,
-} from '@kubernetes/client-node';
+import type { AdmissionregistrationV1WebhookClientConfig, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import type { KubeClient } from './kube-client.js';
 
 /** Where the admission server answers each webhook. */
 export const WEBHOOK_PATHS = {
@@ -92,15 +88,17 @@ function toBase64(pem: string): string {
 }
 
 const CONFLICT_RETRIES = 5;
+const CONFIGURATIONS = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
+const configurationPath = (name: string): string => `${CONFIGURATIONS}/${encodeURIComponent(name)}`;
 
-async function patchOne(api: AdmissionregistrationV1Api, name: string, caBundle: string): Promise<boolean> {
+async function patchOne(client: KubeClient, name: string, caBundle: string): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const current = await api.readValidatingWebhookConfiguration({ name });
+    const current = await client.request<V1ValidatingWebhookConfiguration>('GET', configurationPath(name));
     const webhooks = current.webhooks ?? [];
     if (webhooks.every((w) => w.clientConfig.caBundle === caBundle)) return false;
     for (const webhook of webhooks) webhook.clientConfig.caBundle = caBundle;
     try {
-      await api.replaceValidatingWebhookConfiguration({ name, body: current });
+      await client.request('PUT', configurationPath(name), { body: current });
       return true;
     } catch (error) {
       if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
@@ -112,39 +110,35 @@ async function patchOne(api: AdmissionregistrationV1Api, name: string, caBundle:
  * Puts `caBundlePem` into every webhook of the named configurations (read, compare, replace with
  * the read resourceVersion; a concurrent change is retried). Returns the names it changed.
  */
-export async function patchCaBundle(kubeConfig: KubeConfig, names: readonly string[], caBundlePem: string): Promise<string[]> {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+export async function patchCaBundle(client: KubeClient, names: readonly string[], caBundlePem: string): Promise<string[]> {
   const caBundle = toBase64(caBundlePem);
   const changed: string[] = [];
   for (const name of names) {
-    if (await patchOne(api, name, caBundle)) changed.push(name);
+    if (await patchOne(client, name, caBundle)) changed.push(name);
   }
   return changed;
 }
 
 /** Creates the configurations, or replaces those that exist (local mode owns them outright). */
-export async function applyWebhookConfigurations(kubeConfig: KubeConfig, configurations: readonly V1ValidatingWebhookConfiguration[]): Promise<void> {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+export async function applyWebhookConfigurations(client: KubeClient, configurations: readonly V1ValidatingWebhookConfiguration[]): Promise<void> {
   for (const body of configurations) {
     const name = body.metadata?.name ?? '';
     try {
-      await api.createValidatingWebhookConfiguration({ body });
+      await client.request('POST', CONFIGURATIONS, { body });
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
-      const current = await api.readValidatingWebhookConfiguration({ name });
-      await api.replaceValidatingWebhookConfiguration({
-        name,
+      const current = await client.request<V1ValidatingWebhookConfiguration>('GET', configurationPath(name));
+      await client.request('PUT', configurationPath(name), {
         body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
       });
     }
   }
 }
 
-export async function deleteWebhookConfigurations(kubeConfig: KubeConfig, names: readonly string[]): Promise<void> {
-  const api = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+export async function deleteWebhookConfigurations(client: KubeClient, names: readonly string[]): Promise<void> {
   for (const name of names) {
     try {
-      await api.deleteValidatingWebhookConfiguration({ name });
+      await client.request('DELETE', configurationPath(name));
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

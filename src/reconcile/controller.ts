@@ -1,11 +1,9 @@
 // The controller: caches on every replica (admission asks them whether namespaces exist; the
 // generator reads them), the work queue and the sweep only on the leader.
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createCaches, type CacheChange, type Caches } from '../k8s/caches.js';
-import { createClusterApi } from '../k8s/client-cluster-api.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-api.js';
 import { createEventRecorder } from '../k8s/event-recorder.js';
@@ -26,13 +24,12 @@ export interface ControllerSettings {
 }
 
 export interface ControllerDeps {
-  kubeConfig: KubeConfig;
   log: Logger;
   clock: Clock;
   metrics: Metrics;
   settings: ControllerSettings;
-  /** Replaces the client built from kubeConfig (tests: an in-memory double, or a wrapped client). */
-  clusterApi?: ClusterApi;
+  /** The API the controller reads and writes through (tests: an in-memory double, or a wrapped client). */
+  clusterApi: ClusterApi;
   /** Watch timeouts and stall detection (defaults: 300 s, +30 s). */
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
@@ -61,7 +58,7 @@ export interface RunningController extends Controller {
 export function createController(deps: ControllerDeps): RunningController {
   const { log, clock, metrics, settings } = deps;
   const election = settings.leaderElection;
-  const requests = countRequests(deps.clusterApi ?? createClusterApi(deps.kubeConfig), metrics);
+  const requests = countRequests(deps.clusterApi, metrics);
   const api = requests.api;
   let leading = false;
   let stopping = false;

@@ -1,5 +1,6 @@
-import { CoreV1Api, type KubeConfig, type V1Secret } from '@kubernetes/client-node';
+import type { V1Secret } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isNotFound } from '../k8s/errors.js';
+import type { KubeClient } from '../k8s/kube-client.js';
 import type { CertificateBundle } from './certificates.js';
 import { bundleEntries, bundleFromEntries, type CertificateStore, type StoredBundle } from './store.js';
 
@@ -20,13 +21,14 @@ function encode(bundle: CertificateBundle): Record<string, string> {
  * first replica creates it (a lost race reads the winner's); updates carry the resourceVersion
  * that was read, so two replicas never rotate over each other.
  */
-export function secretStore(kubeConfig: KubeConfig, namespace: string, name: string): CertificateStore {
-  const api = kubeConfig.makeApiClient(CoreV1Api);
+export function secretStore(client: KubeClient, namespace: string, name: string): CertificateStore {
+  const secrets = `/api/v1/namespaces/${encodeURIComponent(namespace)}/secrets`;
+  const path = `${secrets}/${encodeURIComponent(name)}`;
   return {
     async load() {
       let secret: V1Secret;
       try {
-        secret = await api.readNamespacedSecret({ name, namespace });
+        secret = await client.request<V1Secret>('GET', path);
       } catch (error) {
         if (isNotFound(error)) return undefined;
         throw error;
@@ -45,8 +47,8 @@ export function secretStore(kubeConfig: KubeConfig, namespace: string, name: str
       };
       try {
         const saved = version
-          ? await api.replaceNamespacedSecret({ name, namespace, body })
-          : await api.createNamespacedSecret({ namespace, body });
+          ? await client.request<V1Secret>('PUT', path, { body })
+          : await client.request<V1Secret>('POST', secrets, { body });
         return { bundle, version: saved.metadata?.resourceVersion };
       } catch (error) {
         if (isAlreadyExists(error) || isConflict(error)) return 'conflict';

@@ -1,5 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
-import { access, mkdir, readFile, rename, rm, constants } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { access, mkdir, readFile, readdir, rename, rm, constants } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +21,13 @@ export interface EnsureBinariesOptions {
 }
 
 interface BinarySpec {
-  key: keyof BinaryPaths;
+  /** File name in binaryCacheDir(). */
   file: string;
+  /** Go package path, built from MODULE_DIR. */
   pkg: string;
 }
 
-const BINARIES: readonly BinarySpec[] = [
+const SERVERS: readonly (BinarySpec & { key: keyof BinaryPaths })[] = [
   { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
   { key: 'kubeApiserver', file: 'kube-apiserver', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver' },
   { key: 'kubeControllerManager', file: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
@@ -69,9 +71,9 @@ async function exists(path: string): Promise<boolean> {
   }
 }
 
-async function missingBinaries(binDir: string): Promise<BinarySpec[]> {
-  const present = await Promise.all(BINARIES.map((spec) => exists(join(binDir, spec.file))));
-  return BINARIES.filter((_, i) => !present[i]);
+async function missingBinaries(binDir: string, specs: readonly BinarySpec[]): Promise<BinarySpec[]> {
+  const present = await Promise.all(specs.map((spec) => exists(join(binDir, spec.file))));
+  return specs.filter((_, i) => !present[i]);
 }
 
 function pathsIn(binDir: string): BinaryPaths {
@@ -127,22 +129,48 @@ async function build(spec: BinarySpec, binDir: string, log: (line: string) => vo
   }
 }
 
+const defaultLog = (line: string): void => console.error(`[control-plane] ${line}`);
+
+/** Builds the missing ones of `specs` into binaryCacheDir() under `lockName`; returns that folder. */
+async function ensureBuilt(specs: readonly BinarySpec[], lockName: string, log: (line: string) => void): Promise<string> {
+  const binDir = await binaryCacheDir();
+  if ((await missingBinaries(binDir, specs)).length === 0) return binDir;
+
+  await mkdir(binDir, { recursive: true });
+  const release = await acquireLock(join(binDir, lockName), log);
+  try {
+    // Another run may have built them while this one waited for the lock.
+    for (const spec of await missingBinaries(binDir, specs)) await build(spec, binDir, log);
+  } finally {
+    await release();
+  }
+  return binDir;
+}
+
 /**
  * Returns the paths of etcd, kube-apiserver and kube-controller-manager, building the missing ones
  * from the Go module in this folder into a per-version cache outside the repository.
  */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BinaryPaths> {
-  const log = options.log ?? ((line: string) => console.error(`[control-plane] ${line}`));
-  const binDir = await binaryCacheDir();
-  if ((await missingBinaries(binDir)).length === 0) return pathsIn(binDir);
+  return pathsIn(await ensureBuilt(SERVERS, '.build.lock', options.log ?? defaultLog));
+}
 
-  await mkdir(binDir, { recursive: true });
-  const release = await acquireLock(join(binDir, '.build.lock'), log);
-  try {
-    // Another run may have built them while this one waited for the lock.
-    for (const spec of await missingBinaries(binDir)) await build(spec, binDir, log);
-  } finally {
-    await release();
-  }
-  return pathsIn(binDir);
+const WRITE_LOOP_DIR = join(MODULE_DIR, 'write-loop');
+
+/** Our own source changes while the versions stay: the file name carries a hash of it. */
+async function writeLoopSpec(): Promise<BinarySpec> {
+  const hash = createHash('sha256');
+  const sources = (await readdir(WRITE_LOOP_DIR)).filter((name) => name.endsWith('.go')).sort();
+  for (const name of sources) hash.update(`${name}\0`).update(await readFile(join(WRITE_LOOP_DIR, name))).update('\0');
+  return { file: `write-loop-${hash.digest('hex').slice(0, 12)}`, pkg: 'resource-distributor/control-plane/write-loop' };
+}
+
+/**
+ * Returns the path of the client-go write loop (`write-loop/main.go`, the benchmark's Go baseline
+ * for API writes), built from the same module as the servers into the same cache. Its own lock, so
+ * it does not wait for a server build.
+ */
+export async function ensureWriteLoop(options: EnsureBinariesOptions = {}): Promise<string> {
+  const spec = await writeLoopSpec();
+  return join(await ensureBuilt([spec], '.write-loop.lock', options.log ?? defaultLog), spec.file);
 }

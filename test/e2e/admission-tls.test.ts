@@ -14,6 +14,7 @@ import { secretStore } from '../../src/tls/secret-store.js';
 import { admissionRules, ownNamespaceRules } from '../rbac-rules.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 import { serviceAccountKubeConfig } from './support/service-account.js';
+import { kubeClientOf } from '../kube-client.js';
 
 const DAY = 86_400_000;
 const policy: TlsPolicy = { caValidityMs: 1825 * DAY, caRenewBeforeMs: 600 * DAY, certValidityMs: 90 * DAY, certRenewBeforeMs: 30 * DAY };
@@ -27,7 +28,8 @@ const SECRET = 'resource-distributor-tls';
 let offsetMs = 0;
 const clock = (): Date => new Date(Date.now() + offsetMs);
 
-function replica(client: KubeConfig = kc, secret = SECRET) {
+function replica(kubeConfig: KubeConfig = kc, secret = SECRET) {
+  const client = kubeClientOf(kubeConfig);
   const served: KeyPair[] = [];
   const manager = createCertificateManager({
     store: secretStore(client, namespace, secret),
@@ -63,11 +65,11 @@ beforeAll(async () => {
       webhook.rules = [{ apiGroups: ['e2e.invalid'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nothings'], scope: '*' }];
     }
   }
-  await applyWebhookConfigurations(kc, configurations);
+  await applyWebhookConfigurations(kubeClientOf(kc), configurations);
 });
 
 afterAll(async () => {
-  await deleteWebhookConfigurations(kc, [names.distributions, names.namespaces]);
+  await deleteWebhookConfigurations(kubeClientOf(kc), [names.distributions, names.namespaces]);
   await kc.makeApiClient(RbacAuthorizationV1Api).deleteClusterRoleBinding({ name: namespace }).catch(() => undefined);
   await kc.makeApiClient(RbacAuthorizationV1Api).deleteClusterRole({ name: namespace }).catch(() => undefined);
   await core.deleteNamespace({ name: namespace }).catch(() => undefined);
@@ -147,7 +149,7 @@ describe('with only the admission and TLS rules of webhook-config/rbac.yaml', ()
     const rotated = await c.manager.refresh();
     expect(rotated.serving.cert).not.toBe(first.serving.cert);
 
-    const answer = await createAccessReviewer(restricted).review({
+    const answer = await createAccessReviewer(kubeClientOf(restricted)).review({
       subject: { username: 'someone', groups: ['system:authenticated'] },
       verb: 'create',
       group: '',

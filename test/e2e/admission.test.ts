@@ -11,6 +11,7 @@ import { createController, type Controller, type ControllerDeps, type RunningCon
 import { certificateInfo } from '../../src/tls/certificates.js';
 import { configMap, distribution, fetchWithCa, impersonating, included, presentedCertificate, rejection, secret } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { connectionOf } from '../kube-client.js';
 
 const SECOND = 1000;
 const DAY = 86_400_000;
@@ -70,7 +71,7 @@ const invalid = (name: string): object =>
 
 beforeAll(async () => {
   server = await startLocalServer({
-    kubeConfig: kc,
+    connection: connectionOf(kc),
     metrics,
     createController: recordingController,
     overrides: {

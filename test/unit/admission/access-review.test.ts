@@ -1,5 +1,5 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
-import { KubeConfig } from '@kubernetes/client-node';
+import { createKubeClient, type KubeClient } from '../../../src/k8s/kube-client.js';
 import { describe, expect, it } from 'vitest';
 import { cachedAccessReviewer, createAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
 import { DeadlineExceeded } from '../../../src/k8s/deadline.js';
@@ -61,15 +61,8 @@ describe('cachedAccessReviewer', () => {
   });
 });
 
-function kubeConfigFor(server: string): KubeConfig {
-  const kc = new KubeConfig();
-  kc.loadFromOptions({
-    clusters: [{ name: 'c', server, skipTLSVerify: true }],
-    users: [{ name: 'u', token: 't' }],
-    contexts: [{ name: 'x', cluster: 'c', user: 'u' }],
-    currentContext: 'x',
-  });
-  return kc;
+function clientFor(server: string): KubeClient {
+  return createKubeClient({ server, insecure: true, authorization: () => Promise.resolve('Bearer t') }, { maxConnections: 2, timeoutMs: 30_000 });
 }
 
 describe('createAccessReviewer', () => {
@@ -78,7 +71,7 @@ describe('createAccessReviewer', () => {
     const silent = createServer((socket) => sockets.push(socket));
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     try {
-      const reviewer = createAccessReviewer(kubeConfigFor(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`), undefined, 100);
+      const reviewer = createAccessReviewer(clientFor(`https://127.0.0.1:${(silent.address() as AddressInfo).port}`), undefined, 100);
       let calls = 0;
       const cached = cachedAccessReviewer({ review: (c) => (calls++, reviewer.review(c)) }, { ttlMs: 10_000 });
       await expect(cached.review(check())).rejects.toBeInstanceOf(DeadlineExceeded);
@@ -91,8 +84,7 @@ describe('createAccessReviewer', () => {
   });
 
   it('turns an unreachable API server into a transient error', async () => {
-    const kc = kubeConfigFor('https://127.0.0.1:1');
-    const error: unknown = await createAccessReviewer(kc).review(check()).catch((e: unknown) => e);
+    const error: unknown = await createAccessReviewer(clientFor('https://127.0.0.1:1')).review(check()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect((error as Error).message).toMatch(/^SubjectAccessReview failed \(ECONNREFUSED\)/);
   });

@@ -1,4 +1,3 @@
-import { KubeConfig } from '@kubernetes/client-node';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { systemClock } from '../../../src/domain/clock.js';
 import { toMicroTime } from '../../../src/k8s/leader-election.js';
@@ -25,7 +24,6 @@ async function until(check: () => boolean, timeoutMs = 3_000): Promise<void> {
 
 async function start(cluster: FakeCluster, identity: string): Promise<RunningController> {
   const controller = createController({
-    kubeConfig: new KubeConfig(),
     clusterApi: cluster.api,
     log: silentLog,
     clock: systemClock,

@@ -1,0 +1,214 @@
+// The one HTTP client of the process: JSON requests and watch streams to the API server over
+// kept-alive TLS connections. Requests share a bounded pool (a burst of writes queues for a free
+// connection instead of opening one per request); each watch holds a connection of its own pool
+// for as long as it runs, and a finished watch hands it to the next one.
+import type { IncomingMessage } from 'node:http';
+import { Agent, request, type RequestOptions } from 'node:https';
+import type { Socket } from 'node:net';
+import { DeadlineExceeded } from './deadline.js';
+import type { Connection } from './kube-config.js';
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface CallOptions {
+  query?: Query;
+  body?: unknown;
+  /** Default application/json; patches name their type. */
+  contentType?: string;
+  /** Overrides the client's request timeout. */
+  timeoutMs?: number;
+}
+
+/** An answer other than 2xx; `body` is the API server's Status (parsed), or its raw text. */
+export class ApiError extends Error {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly code: number,
+    readonly body: unknown,
+  ) {
+    const message = (body as { message?: unknown } | null)?.message;
+    super(typeof message === 'string' ? message : `HTTP ${code}`);
+  }
+}
+
+export interface WatchStream {
+  stop(): void;
+}
+
+export interface KubeClient {
+  request<T>(method: string, path: string, options?: CallOptions): Promise<T>;
+  /** GET with `watch=true`: one call per decoded line; `onDone` once, with the error if it failed. */
+  watch(path: string, query: Query, onObject: (object: unknown) => void, onDone: (error?: unknown) => void): Promise<WatchStream>;
+  /** TLS connections opened so far (requests and watches). */
+  connectionsOpened(): number;
+  close(): void;
+}
+
+export interface KubeClientOptions {
+  /** Connections requests may hold at once; more requests wait for a free one. */
+  maxConnections: number;
+  /** A request that has not answered by then is aborted (transient). */
+  timeoutMs: number;
+  /** Called when a TLS connection is opened (metrics). */
+  onConnection?: () => void;
+}
+
+// Idle kept-alive connections are closed before the API server's own idle timeout (90 s) could
+// close one under a request that is just being sent.
+const IDLE_SOCKET_MS = 30_000;
+
+function encodeQuery(query: Query | undefined): string {
+  if (!query) return '';
+  const params = new URLSearchParams();
+  for (const [key, value] of Object.entries(query)) if (value !== undefined) params.set(key, String(value));
+  const text = params.toString();
+  return text === '' ? '' : `?${text}`;
+}
+
+function readBody(response: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    response.on('error', reject);
+  });
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+/** Splits a watch stream into JSON lines. */
+function lineReader(onLine: (line: string) => void): (chunk: string) => void {
+  let pending = '';
+  return (chunk) => {
+    pending += chunk;
+    let end = pending.indexOf('\n');
+    while (end >= 0) {
+      const line = pending.slice(0, end).trim();
+      pending = pending.slice(end + 1);
+      if (line !== '') onLine(line);
+      end = pending.indexOf('\n');
+    }
+  };
+}
+
+export function createKubeClient(connection: Connection, options: KubeClientOptions): KubeClient {
+  const tls = {
+    ca: connection.ca,
+    cert: connection.cert,
+    key: connection.key,
+    rejectUnauthorized: !connection.insecure,
+    ...(connection.servername ? { servername: connection.servername } : {}),
+  };
+  const requests = new Agent({ ...tls, keepAlive: true, maxSockets: options.maxConnections, scheduling: 'lifo', timeout: IDLE_SOCKET_MS });
+  const watches = new Agent({ ...tls, keepAlive: true, scheduling: 'lifo' });
+  const base = new URL(connection.server);
+  let opened = 0;
+  const known = new WeakSet<Socket>();
+  const countConnection = (socket: Socket): void => {
+    if (known.has(socket)) return;
+    known.add(socket);
+    socket.once('secureConnect', () => {
+      opened++;
+      options.onConnection?.();
+    });
+  };
+
+  async function start(agent: Agent, method: string, path: string, call: CallOptions): Promise<ReturnType<typeof request>> {
+    const headers: Record<string, string> = { Accept: 'application/json' };
+    const authorization = await connection.authorization();
+    if (authorization !== undefined) headers.Authorization = authorization;
+    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+    if (body !== undefined) {
+      headers['Content-Type'] = call.contentType ?? 'application/json';
+      headers['Content-Length'] = String(Buffer.byteLength(body));
+    }
+    const requestOptions: RequestOptions = {
+      agent,
+      method,
+      hostname: base.hostname.replace(/^\[|\]$/g, ''),
+      port: base.port || 443,
+      path: `${base.pathname.replace(/\/$/, '')}${path}${encodeQuery(call.query)}`,
+      headers,
+    };
+    const req = request(requestOptions);
+    req.on('socket', countConnection);
+    req.end(body);
+    return req;
+  }
+
+  return {
+    async request<T>(method: string, path: string, call: CallOptions = {}): Promise<T> {
+      const req = await start(requests, method, path, call);
+      const timeoutMs = call.timeoutMs ?? options.timeoutMs;
+      return new Promise<T>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          req.destroy(new DeadlineExceeded(`${method} ${path}: no answer within ${timeoutMs} ms`));
+        }, timeoutMs);
+        req.on('error', (error) => {
+          clearTimeout(timer);
+          reject(error);
+        });
+        req.on('response', (response) => {
+          readBody(response).then((text) => {
+            clearTimeout(timer);
+            const status = response.statusCode ?? 0;
+            const parsed = parseOrText(text);
+            if (status >= 200 && status < 300) resolve(parsed as T);
+            else reject(new ApiError(status, parsed));
+          }, reject);
+        });
+      });
+    },
+
+    async watch(path, query, onObject, onDone) {
+      const req = await start(watches, 'GET', path, { query: { ...query, watch: true } });
+      let done = false;
+      const finish = (error?: unknown): void => {
+        if (done) return;
+        done = true;
+        onDone(error);
+      };
+      req.on('error', (error) => finish(error));
+      req.on('response', (response) => {
+        const status = response.statusCode ?? 0;
+        if (status !== 200) {
+          readBody(response).then((text) => finish(new ApiError(status, parseOrText(text))), finish);
+          return;
+        }
+        response.setEncoding('utf8');
+        const feed = lineReader((line) => {
+          if (!done) onObject(JSON.parse(line) as unknown);
+        });
+        response.on('data', (chunk: string) => {
+          try {
+            feed(chunk);
+          } catch (error) {
+            req.destroy();
+            finish(error);
+          }
+        });
+        response.on('end', () => finish());
+        response.on('error', (error) => finish(error));
+        response.on('aborted', () => finish(new Error('watch connection aborted')));
+      });
+      return {
+        stop: () => {
+          done = true;
+          req.destroy();
+        },
+      };
+    },
+
+    connectionsOpened: () => opened,
+    close: () => {
+      requests.destroy();
+      watches.destroy();
+    },
+  };
+}
