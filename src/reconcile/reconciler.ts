@@ -5,14 +5,13 @@
 import type { Clock } from '../domain/clock.js';
 import { classifyExisting, controllerOf } from '../domain/copy.js';
 import { isDistributionRef } from '../domain/ownership.js';
-import { planDistribution } from '../domain/plan.js';
+import { hashResource } from '../domain/hash.js';
+import { planDistribution, planNamespace } from '../domain/plan.js';
 import { computeStatus, statusEquals } from '../domain/status.js';
-import { computeTargets } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
   type Action,
   type DistributedKind,
-  type NamespaceInfo,
   type Outcome,
   type Resource,
   type ResourceDistribution,
@@ -21,12 +20,13 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { describeApiError, isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
+import { isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 import { isDistributable } from './distributable.js';
 import { CopyStates } from './copy-states.js';
+import { createExistingCopiesReader } from './existing-copies.js';
 import { eventsFor } from './events.js';
 import type { ProcessResult } from './queue.js';
 
@@ -75,49 +75,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const { api, caches, writer, log, clock } = deps;
   const parallelism = Math.max(1, deps.applyParallelism);
   const copyStates = new CopyStates(deps.metrics.copies);
-
-  /**
-   * namespace -> the same-named object of the template's kind there: from the copy cache, else one
-   * GET (a foreign object is not in our label-filtered cache), plus our copies in other namespaces.
-   *
-   * That GET is the one per-namespace read of a settled distribution: a target holding an object
-   * that is not ours (a conflict) costs one per pass, since foreign objects are never watched.
-   *
-   * The cache only holds objects carrying our label. A copy whose label someone removed is found
-   * by the GET while its namespace is a target (and the update that follows puts the label back);
-   * in a namespace that is no longer a target it is invisible and stays: only the garbage collector
-   * removes it, through its ownerReference, once the distribution is deleted.
-   */
-  async function readExisting(
-    rd: ResourceDistribution,
-    kind: DistributedKind,
-    namespaces: readonly NamespaceInfo[],
-  ): Promise<{ existing: Map<string, Resource>; failures: Map<string, ApiErrorInfo> }> {
-    const name = rd.spec.resource.metadata.name ?? '';
-    const existing = new Map<string, Resource>();
-    const failures = new Map<string, ApiErrorInfo>();
-    const { targeted } = computeTargets(rd.spec.targets, namespaces, deps.forbiddenNamespaces);
-    const uncached: string[] = [];
-    for (const namespace of targeted) {
-      const cached = caches.copies.get({ kind, namespace, name });
-      if (cached) existing.set(namespace, cached);
-      else uncached.push(namespace);
-    }
-    await mapBounded(uncached, parallelism, async (namespace) => {
-      try {
-        const found = await api.getCopy({ kind, namespace, name });
-        if (found) existing.set(namespace, found);
-      } catch (error) {
-        failures.set(namespace, describeApiError(error));
-      }
-    });
-    const targetSet = new Set(targeted);
-    for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
-      const namespace = copy.metadata.namespace ?? '';
-      if (copy.kind === kind && copy.metadata.name === name && !targetSet.has(namespace)) existing.set(namespace, copy);
-    }
-    return { existing, failures };
-  }
+  const reader = createExistingCopiesReader({ api, caches, parallelism, forbiddenNamespaces: deps.forbiddenNamespaces });
 
   /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
   function strayDeletes(rd: ResourceDistribution): Planned[] {
@@ -145,6 +103,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
    */
   async function removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult> {
     copyStates.forget(name);
+    reader.forget(name);
     const orphans = caches.copies.byDistribution(name).filter((copy) => {
       const controller = controllerOf(copy);
       return copy.metadata.annotations?.[ANNOTATION_FROM] === name && (controller === undefined || isDistributionRef(controller, name));
@@ -175,19 +134,35 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     for (const event of eventsFor(rd.status, status)) await deps.events.warning(rd, event.reason, event.message);
   }
 
+  /**
+   * Creates planned without a read that met an object already there: read those namespaces and
+   * plan them again (a conflict, an adoption, our copy without its label), within the same pass.
+   */
+  async function createThenRead(
+    rd: ResourceDistribution,
+    kind: DistributedKind,
+    outcomes: WriteOutcome[],
+    unread: ReadonlySet<string>,
+    now: Date,
+    signal: AbortSignal,
+  ): Promise<WriteOutcome[]> {
+    const raced = new Set(outcomes.filter((o) => o.stale && o.action.type === 'create' && unread.has(o.action.namespace)).map((o) => o.action.namespace));
+    if (raced.size === 0 || signal.aborted) return outcomes;
+    const { existing, failures } = await reader.reread(rd, kind, [...raced]);
+    const hash = hashResource(rd.spec.resource);
+    const replanned = [...raced].map((namespace) => ({ action: planNamespace(rd, namespace, existing.get(namespace), now, hash), kind }));
+    const second = await applyAll(replanned, signal, failures);
+    return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
+  }
+
   async function reconcileDistribution(rd: ResourceDistribution, signal: AbortSignal): Promise<ProcessResult> {
     const kind = rd.spec.resource.kind as DistributedKind;
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
-    const { existing, failures } = await readExisting(rd, kind, namespaces);
-    const actions = planDistribution({
-      distribution: rd,
-      namespaces,
-      existing,
-      forbidden: deps.forbiddenNamespaces,
-      now: clock(),
-    });
+    const { existing, failures, unread } = await reader.read(rd, kind, namespaces);
+    const now = clock();
+    const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: deps.forbiddenNamespaces, now });
     const planned = [...actions.map((action) => ({ action, kind })), ...strayDeletes(rd)];
-    const outcomes = await applyAll(planned, signal, failures);
+    const outcomes = await createThenRead(rd, kind, await applyAll(planned, signal, failures), unread, now, signal);
     // No status from a pass cut short: the new leader writes it from a complete one.
     if (signal.aborted) return 'retry';
     copyStates.record(rd.metadata.name, outcomes);

@@ -40,8 +40,8 @@ describe('reconcile', () => {
       'NamespaceNotExists',
     ]);
     expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespace: ['ns-missing'] });
-    // New targets are not cached: one GET each to tell "absent" from "foreign", then the create.
-    expect(h.requests.tally().byRequest).toEqual({ 'get configmaps': 3, 'create configmaps': 3, 'patch resourcedistributions': 1, 'create events': 1 });
+    // New targets: created at once, one request per copy (a read only follows an AlreadyExists).
+    expect(h.requests.tally().byRequest).toEqual({ 'create configmaps': 3, 'patch resourcedistributions': 1, 'create events': 1 });
   });
 
   it('makes no request at all on a pass over a converged distribution', async () => {
@@ -104,6 +104,29 @@ describe('reconcile', () => {
     expect(condition(rd, 'ConflictOccurred')).toMatchObject({ status: 'True', failedNamespace: ['ns-b'] });
     expect(h.cluster.events.map((e) => [e.reason, e.type])).toEqual([['ResourceConflict', 'Warning']]);
     expect(h.cluster.events[0]?.message).not.toContain('mine');
+  });
+
+  it.each([
+    ['ignore', { 'create configmaps': 2, 'get configmaps': 1 }, { 'get configmaps': 1 }],
+    ['overwrite', { 'create configmaps': 2, 'get configmaps': 1, 'update configmaps': 1 }, {}],
+    ['strict', { 'get configmaps': 2 }, { 'get configmaps': 2 }],
+  ] as const)('with writePolicy %s, meets a foreign object by its create, and later reads it before writing', async (policy, first, second) => {
+    await withNamespaces('ns-a', 'ns-b');
+    h.cluster.putObject(foreign('ConfigMap', 'settings', 'ns-b').data({ mine: 'x' }).build());
+    h.cluster.putDistribution(shared().writePolicy(policy).build());
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    const { 'patch resourcedistributions': _status, 'create events': _events, ...firstPass } = h.requests.tally().byRequest;
+    expect(firstPass).toEqual(first);
+    // Decided within the first pass: the conflict is reported (or, under overwrite, taken over).
+    const conflict = condition(h.cluster.distributions.get('shared'), 'ConflictOccurred');
+    expect(conflict?.status).toBe(policy === 'overwrite' ? 'False' : 'True');
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings') !== undefined).toBe(policy !== 'strict');
+
+    h.requests.reset();
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    // A settled conflict costs one read per pass, never a failed write.
+    expect(h.requests.tally().byRequest).toEqual(second);
   });
 
   it('repairs a drifted copy, and recreates a deleted one', async () => {
@@ -222,6 +245,8 @@ describe('reconcile', () => {
 
   it('reports a failed read of an uncached target under GetResourceFailed and retries', async () => {
     await withNamespaces('ns-a', 'ns-b');
+    // The create meets the foreign object, and reading it fails.
+    h.cluster.putObject(foreign('ConfigMap', 'settings', 'ns-a').data({ mine: 'x' }).build());
     h.cluster.putDistribution(shared().build());
     h.cluster.failWhen((method: keyof ClusterApi, args) =>
       method === 'getCopy' && (args[0] as { namespace: string }).namespace === 'ns-a' ? new FakeApiError(500, 'InternalError') : undefined,
@@ -229,7 +254,7 @@ describe('reconcile', () => {
 
     expect(await h.reconciler.reconcile('shared')).toBe('retry');
 
-    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.data).toEqual({ mine: 'x' });
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeDefined();
     expect(condition(h.cluster.distributions.get('shared'), 'GetResourceFailed')).toMatchObject({
       status: 'True',

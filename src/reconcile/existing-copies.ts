@@ -1,0 +1,99 @@
+// What stands under the template's name in each target namespace. Our copies come from the cache;
+// a namespace without one there usually holds nothing, so the reconciler creates at once and reads
+// only when the create answers AlreadyExists (one request per new copy instead of two). Where a
+// read found an object outside our cache (a foreign object, or a copy whose label was removed),
+// later passes read before writing, so a settled conflict costs one GET per pass and never a
+// failed write; under writePolicy strict every unknown namespace is read first, since one
+// conflict anywhere forbids every write.
+import { computeTargets } from '../domain/targets.js';
+import type { DistributedKind, NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
+import type { Caches } from '../k8s/caches.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { describeApiError, type ApiErrorInfo } from '../k8s/errors.js';
+import { mapBounded } from '../bounded.js';
+
+export interface ExistingCopies {
+  /** namespace -> the same-named object of the template's kind there. */
+  existing: Map<string, Resource>;
+  /** namespace -> why it could not be read. */
+  failures: Map<string, ApiErrorInfo>;
+  /** Namespaces planned as empty without a read: a create there that meets AlreadyExists is read and planned again. */
+  unread: Set<string>;
+}
+
+export interface ExistingCopiesReader {
+  read(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
+  /** Reads `namespaces` now (after a create met AlreadyExists). */
+  reread(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
+  /** The distribution is gone: drop what was remembered of it. */
+  forget(name: string): void;
+}
+
+export interface ExistingCopiesDeps {
+  api: ClusterApi;
+  caches: Pick<Caches, 'copies'>;
+  parallelism: number;
+  forbiddenNamespaces: readonly string[];
+}
+
+export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCopiesReader {
+  const { api, caches } = deps;
+  /** distribution name -> namespaces where the last read found an object our cache does not hold. */
+  const uncachedObjects = new Map<string, Set<string>>();
+
+  async function get(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly string[], into: Pick<ExistingCopies, 'existing' | 'failures'>): Promise<void> {
+    const name = rd.spec.resource.metadata.name ?? '';
+    const seen = uncachedObjects.get(rd.metadata.name) ?? new Set<string>();
+    await mapBounded(namespaces, deps.parallelism, async (namespace) => {
+      try {
+        const found = await api.getCopy({ kind, namespace, name });
+        if (found) into.existing.set(namespace, found);
+        if (found && !caches.copies.get({ kind, namespace, name })) seen.add(namespace);
+        else seen.delete(namespace);
+      } catch (error) {
+        into.failures.set(namespace, describeApiError(error));
+      }
+    });
+    if (seen.size > 0) uncachedObjects.set(rd.metadata.name, seen);
+    else uncachedObjects.delete(rd.metadata.name);
+  }
+
+  /** Strict reads every namespace it does not know; otherwise only those known to hold something. */
+  function readsFirst(rd: ResourceDistribution): (namespace: string) => boolean {
+    if (rd.spec.writePolicy === 'strict') return () => true;
+    const known = uncachedObjects.get(rd.metadata.name);
+    return (namespace) => known?.has(namespace) === true;
+  }
+
+  return {
+    async read(rd, kind, namespaces) {
+      const name = rd.spec.resource.metadata.name ?? '';
+      const result: ExistingCopies = { existing: new Map(), failures: new Map(), unread: new Set() };
+      const { targeted } = computeTargets(rd.spec.targets, namespaces, deps.forbiddenNamespaces);
+      const readFirst = readsFirst(rd);
+      const toRead: string[] = [];
+      for (const namespace of targeted) {
+        const cached = caches.copies.get({ kind, namespace, name });
+        if (cached) result.existing.set(namespace, cached);
+        else if (readFirst(namespace)) toRead.push(namespace);
+        else result.unread.add(namespace);
+      }
+      await get(rd, kind, toRead, result);
+      // Our copies in namespaces no longer targeted: the plan deletes them.
+      const targetSet = new Set(targeted);
+      for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
+        const namespace = copy.metadata.namespace ?? '';
+        if (copy.kind === kind && copy.metadata.name === name && !targetSet.has(namespace)) result.existing.set(namespace, copy);
+      }
+      return result;
+    },
+    async reread(rd, kind, namespaces) {
+      const result = { existing: new Map<string, Resource>(), failures: new Map<string, ApiErrorInfo>() };
+      await get(rd, kind, namespaces, result);
+      return result;
+    },
+    forget: (name) => {
+      uncachedObjects.delete(name);
+    },
+  };
+}
