@@ -1,15 +1,16 @@
 // 3. Fan-out: one distribution targets M namespaces. Created: how long until every copy exists?
 // Updated: how long until every copy carries the new hash? Both as seen by a watch. Baseline: a
 // client-go write loop (client-go's HTTP/2 transport, no client rate limit, as many workers as
-// the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape, seen
-// by the same kind of watch: the fastest honest way to make those writes from this machine.
+// the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape (data,
+// label, annotations, the ownerReference to the distribution), seen by the same kind of watch:
+// the fastest honest way to make the same writes from this machine.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
+import { ANNOTATION_HASH, LABEL_DISTRIBUTION, type ResourceDistribution } from '../src/domain/types.js';
 import { ensureWriteLoop } from '../test/control-plane/index.js';
 import type { BenchKube } from './bench-kube.js';
 import { fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
@@ -91,11 +92,14 @@ class GoLoop {
     private readonly args: string[],
   ) {}
 
-  static async prepare(kubeconfigPath: string, namespaces: readonly string[], concurrency: number): Promise<GoLoop> {
+  static async prepare(kubeconfigPath: string, namespaces: readonly string[], concurrency: number, owner: ResourceDistribution): Promise<GoLoop> {
     const binary = await ensureWriteLoop({ log: (line) => console.error(`[bench] ${line}`) });
     const dir = await mkdtemp(join(tmpdir(), 'rd-bench-loop-'));
     const template = fleetDistribution(0).spec.resource;
-    const files = { namespaces: join(dir, 'namespaces'), payload: join(dir, 'payload.json'), annotations: join(dir, 'annotations.json') };
+    const files = { namespaces: join(dir, 'namespaces'), payload: join(dir, 'payload.json'), annotations: join(dir, 'annotations.json'), owners: join(dir, 'owners.json') };
+    // A copy's ownerReference (to the fan-out distribution): the garbage collector tracks both alike.
+    const { apiVersion, kind, metadata } = owner;
+    await writeFile(files.owners, JSON.stringify([{ apiVersion, kind, name: metadata.name, uid: metadata.uid, controller: true, blockOwnerDeletion: true }]));
     await writeFile(files.namespaces, `${namespaces.join('\n')}\n`);
     // The same data and the same metadata sizes as a copy, less the revision the loop writes itself.
     const { revision: _, ...data } = template.data ?? {};
@@ -105,7 +109,7 @@ class GoLoop {
       JSON.stringify({ 'bench.resource-distributor.io/from': BASELINE_NAME, 'bench.resource-distributor.io/hash': 'f'.repeat(64), 'bench.resource-distributor.io/at': new Date().toISOString() }),
     );
     const args = ['-kubeconfig', kubeconfigPath, '-namespaces', files.namespaces, '-name', BASELINE_NAME, '-label', `${BASELINE_LABEL}=fan-out`];
-    args.push('-concurrency', String(concurrency), '-payload', files.payload, '-annotations', files.annotations);
+    args.push('-concurrency', String(concurrency), '-payload', files.payload, '-annotations', files.annotations, '-owner-references', files.owners);
     return new GoLoop(binary, args);
   }
 
@@ -183,8 +187,9 @@ export async function runFanOut(options: { kube: BenchKube; product: Product; fl
   const { kube, product, fleet, size } = options;
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
-  const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism);
   const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds);
+  const owner = await kube.getDistribution(fleetDistributionName(0));
+  const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, owner);
   const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds);
   // The baseline's ConfigMaps would otherwise count in the later sections' API server load.
   await loop.run('delete', 0);

@@ -126,7 +126,7 @@ function renderFanOut(result: FanOutResult): string {
     '',
     `One ConfigMap distribution over ${result.namespaces} namespaces: created, then its template updated ${result.rounds} times; until every copy exists / shows the new hash (watch). ` +
       `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism) creating, then replacing, ` +
-      `${result.namespaces} ConfigMaps of the same shape, from its first request until all are visible through the same kind of watch. ` +
+      `${result.namespaces} ConfigMaps of the same shape (data, label, annotations, the ownerReference to the distribution), from its first request until all are visible through the same kind of watch. ` +
       `Rate = baseline time / product time (1.00 = as fast as client-go). Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}.`,
     '',
     table(

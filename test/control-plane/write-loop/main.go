@@ -2,6 +2,9 @@
 // deletes one ConfigMap per namespace with client-go, the way a Go controller would, so the
 // product's write throughput can be compared with what the same API server takes from client-go.
 //
+// -owner-references gives every ConfigMap the same ownerReferences a copy carries, so that the
+// API server and the garbage collector do the same work for both.
+//
 // It uses client-go's own transport (TLS, HTTP/2 unless DISABLE_HTTP2 is set, JSON bodies) with
 // client-side rate limiting disabled (rest.Config.QPS < 0), N workers sharing one clientset. One
 // request per object: create is a POST, update an unconditional PUT (no resourceVersion, which
@@ -121,6 +124,7 @@ func main() {
 	revision := flag.Int64("revision", 1, "written as data key \"revision\" (create, update)")
 	payloadFile := flag.String("payload", "", "JSON object of data key -> value merged into the data (optional)")
 	annotationsFile := flag.String("annotations", "", "JSON object of annotations (optional)")
+	ownersFile := flag.String("owner-references", "", "JSON array of ownerReferences set on each ConfigMap (optional)")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: write-loop -kubeconfig PATH -namespaces FILE -name NAME -mode create|update|delete [flags]")
 		flag.PrintDefaults()
@@ -152,6 +156,17 @@ func main() {
 	annotations, err := readStringMap(*annotationsFile)
 	if err != nil {
 		usageError("-annotations: %v", err)
+	}
+
+	var owners []metav1.OwnerReference
+	if *ownersFile != "" {
+		content, err := os.ReadFile(*ownersFile)
+		if err == nil {
+			err = json.Unmarshal(content, &owners)
+		}
+		if err != nil {
+			usageError("-owner-references: %v", err)
+		}
 	}
 
 	config, err := clientcmd.BuildConfigFromFlags("", *kubeconfig)
@@ -198,7 +213,7 @@ func main() {
 	data["revision"] = strconv.FormatInt(*revision, 10)
 	object := func(namespace string) *corev1.ConfigMap {
 		return &corev1.ConfigMap{
-			ObjectMeta: metav1.ObjectMeta{Name: *name, Namespace: namespace, Labels: labels, Annotations: annotations},
+			ObjectMeta: metav1.ObjectMeta{Name: *name, Namespace: namespace, Labels: labels, Annotations: annotations, OwnerReferences: owners},
 			Data:       data,
 		}
 	}
