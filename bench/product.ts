@@ -104,9 +104,9 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
   const certDir = await mkdtemp(join(tmpdir(), 'rd-bench-certs-'));
   const sarCacheTtlMs = 10_000;
   // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
-  // RD_BENCH_CPU_PROFILE=DIR: a V8 CPU profile of the product, written into DIR when it stops.
-  const profile = process.env.RD_BENCH_CPU_PROFILE ? ['--cpu-prof', '--cpu-prof-dir', process.env.RD_BENCH_CPU_PROFILE] : [];
-  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_HOOK, ...profile, join(REPO_ROOT, 'dist/main.js')], {
+  // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
+  const extra = (process.env.RD_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
+  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

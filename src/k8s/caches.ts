@@ -5,7 +5,8 @@ import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi, CopyRef, NamespaceObject, WatchedResource } from './cluster-api.js';
 import { Reflector } from './reflector.js';
-import { Store, type StoreChange } from './store.js';
+import { createPartSharer } from './shared-parts.js';
+import { namespacedKey, Store, type StoreChange } from './store.js';
 
 /** A namespace as kept in memory: what targeting needs, plus identity. */
 export interface CachedNamespace {
@@ -33,8 +34,9 @@ function distributionLabel(copy: Resource): readonly string[] {
 
 /** Our copies of both kinds, by (kind, namespace, name) and by the distribution label. */
 export class CopyCache {
-  readonly secrets = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel });
-  readonly configMaps = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel });
+  private readonly share = createPartSharer();
+  readonly secrets = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
+  readonly configMaps = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
 
   storeFor(kind: string): Store<Resource> {
     return kind === 'Secret' ? this.secrets : this.configMaps;

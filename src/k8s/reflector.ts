@@ -133,8 +133,8 @@ export class Reflector<T extends Stored> {
   }
 
   /**
-   * A throwing listener must neither stop the watch nor go unnoticed: client-node calls us inside a
-   * catch-all that would drop the error without a word.
+   * A throwing listener must neither stop the watch nor go unnoticed: an exception thrown from an
+   * event handler would end the watch stream (and a relist would follow).
    */
   private notify(change: StoreChange<T>): void {
     try {

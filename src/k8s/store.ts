@@ -36,6 +36,8 @@ export class Store<T extends Stored> {
   constructor(
     private readonly indexFns: Record<string, IndexFn<T>> = {},
     private readonly keyOf: (object: T) => string = namespacedKey,
+    /** What is kept of an object (e.g. with parts shared between objects); the object as given by default. */
+    private readonly keep: (object: T) => T = (object) => object,
   ) {
     for (const name of Object.keys(indexFns)) this.indexes.set(name, new Map());
   }
@@ -115,11 +117,11 @@ export class Store<T extends Stored> {
     const old = this.items.get(key);
     const version = object.metadata.resourceVersion;
     if (old && version !== undefined && old.metadata.resourceVersion === version) return undefined;
-    this.put(key, object);
-    return { old, current: object };
+    return { old, current: this.put(key, object) };
   }
 
-  private put(key: string, object: T): void {
+  private put(key: string, given: T): T {
+    const object = this.keep(given);
     this.unindex(key);
     this.items.set(key, object);
     for (const [name, fn] of Object.entries(this.indexFns)) {
@@ -130,6 +132,7 @@ export class Store<T extends Stored> {
         index?.set(value, keys);
       }
     }
+    return object;
   }
 
   private remove(key: string): T | undefined {

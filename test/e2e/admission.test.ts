@@ -228,8 +228,12 @@ describe('authorization of the author', () => {
     const mine = distribution(mineName, secret('alice-token'), included(allowedNs));
     await waitFor(() => createDistribution(mine, asAlice).then(() => true), { what: 'the distribution of an authorized user', timeoutMs: 20 * SECOND });
 
-    // An update is checked against its new targets.
-    const stored = (await asAlice.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: mineName })) as { spec: { targets: object } };
+    // An update is checked against its new targets. Read once the controller has written the
+    // status, so that the replace carries the current resourceVersion.
+    type Stored = { spec: { targets: object }; status?: { observedGeneration?: number; succeeded?: number } };
+    const read = async (): Promise<Stored> => (await asAlice.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: mineName })) as Stored;
+    await waitFor(async () => ((await read()).status?.succeeded === 1 ? true : undefined), { what: 'the status of the new distribution', timeoutMs: 20 * SECOND });
+    const stored = await read();
     stored.spec.targets = included(allowedNs, forbiddenNs);
     const widened = await rejection(asAlice.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name: mineName, body: stored }));
     expect(widened.code).toBe(403);
