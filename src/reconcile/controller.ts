@@ -107,11 +107,18 @@ export function createController(deps: ControllerDeps): RunningController {
   const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
 
   function onCacheChange(event: CacheChange): void {
-    if (event.resource === 'namespaces') {
-      generator.namespaceChanged(event.change.current?.info.name ?? event.change.old?.info.name ?? '');
+    if (event.resource !== 'namespaces') {
+      if (leading) queue.addAll(namesFor(event));
+      return;
     }
+    const name = event.change.current?.info.name ?? event.change.old?.info.name ?? '';
+    generator.namespaceChanged(name);
     if (!leading) return;
-    queue.addAll(namesFor(event));
+    // A namespace the generator is writing copies into: reconcile once it is done, so that the
+    // reconciler finds those copies in the cache instead of racing to write the same objects.
+    void generator.settled(name).then(() => {
+      if (leading) queue.addAll(namesFor(event));
+    });
   }
 
   function namesFor(event: CacheChange): string[] {
@@ -189,7 +196,10 @@ export function createController(deps: ControllerDeps): RunningController {
       if (leading) sweeper.sweep();
     },
     idle: async () => {
-      await Promise.all([queue.idle(), generator.idle()]);
+      // Generations first: a namespace's reconciles are queued once its generation is done.
+      await generator.idle();
+      await new Promise((resolve) => setImmediate(resolve));
+      await queue.idle();
     },
   };
 }

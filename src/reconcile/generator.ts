@@ -38,6 +38,8 @@ export interface Generator {
   namespaceAdmitted(ns: { name: string; uid: string }): void;
   /** The namespace cache saw a change to this namespace (wakes waiting generations). */
   namespaceChanged(name: string): void;
+  /** Resolves when no generation for a namespace of that name is running. */
+  settled(name: string): Promise<void>;
   /** Resolves when no generation is running. */
   idle(): Promise<void>;
   stop(): Promise<void>;
@@ -47,6 +49,7 @@ export interface Generator {
 const RACE_ATTEMPTS = 3;
 
 interface Task {
+  name: string;
   promise: Promise<void>;
   again: boolean;
 }
@@ -184,7 +187,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   }
 
   function run(name: string, uid: string): void {
-    const task: Task = { again: false, promise: Promise.resolve() };
+    const task: Task = { name, again: false, promise: Promise.resolve() };
     task.promise = (async () => {
       try {
         do {
@@ -209,6 +212,13 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       else run(name, uid);
     },
     namespaceChanged: changed,
+    settled: async (name) => {
+      for (;;) {
+        const running = [...tasks.values()].filter((task) => task.name === name);
+        if (running.length === 0) return;
+        await Promise.all(running.map((task) => task.promise));
+      }
+    },
     idle: async () => {
       while (tasks.size > 0) await Promise.all([...tasks.values()].map((task) => task.promise));
     },

@@ -113,8 +113,11 @@ describe('reconcile: least privilege', () => {
 
     await controller.idle();
     const tally = controller.requests.tally();
-    // 409s are lost races (the generator and the reconciler both creating the new namespace's copy).
-    expect(Object.keys(tally.failures).filter((failure) => !failure.endsWith(' 409'))).toEqual([]);
+    // 409s are lost races (the generator and the reconciler both creating the new namespace's copy);
+    // a delete answered 404 found the object gone already (the garbage collector removing the
+    // copies of an earlier file's distribution was first): both are outcomes, not refusals.
+    const benign = (failure: string): boolean => failure.endsWith(' 409') || (failure.startsWith('delete ') && failure.endsWith(' 404'));
+    expect(Object.keys(tally.failures).filter((failure) => !benign(failure))).toEqual([]);
     for (const verb of ['create', 'update', 'delete', 'patch', 'get', 'list', 'watch'] as const) expect(tally.byVerb[verb]).toBeGreaterThan(0);
     await waitFor(async () => ((await admin.get('Secret', b, 'creds'))?.data?.theirs === 'eA==' ? true : undefined), { what: 'foreign object untouched' });
   });

@@ -58,6 +58,27 @@ describe('controller (over the in-memory cluster)', () => {
     expect(cluster.distributions.get('shared')?.status).toMatchObject({ desired: 1, succeeded: 1 });
   });
 
+  it('writes the copies of a new namespace once: the generator writes, the reconcile after it finds them in sync', async () => {
+    const cluster = new FakeCluster();
+    for (const name of ['one', 'two', 'three']) cluster.putDistribution(distribution(name).configMap(name, { a: '1' }).matchLabels({ team: 'a' }).build());
+    const controller = await start(cluster, 'one');
+    await until(() => controller.isLeader());
+    await controller.idle();
+    controller.requests.reset();
+
+    // Admitted before it exists (the webhook runs first); then the watch reports it.
+    const created = cluster.putNamespace('ns-new', { team: 'a' }, false, true);
+    controller.namespaceAdmitted({ name: 'ns-new', uid: created.metadata.uid ?? '' });
+    cluster.putNamespace('ns-new', { team: 'a' });
+    await until(() => ['one', 'two', 'three'].every((name) => cluster.object('ConfigMap', 'ns-new', name) !== undefined));
+    await controller.idle();
+
+    const tally = controller.requests.tally();
+    expect(tally.failures).toEqual({});
+    expect(tally.byRequest['create configmaps']).toBe(3);
+    expect(tally.byRequest['get configmaps']).toBeUndefined();
+  });
+
   it('answers namespaceExists from its cache (terminating counts as absent)', async () => {
     const cluster = new FakeCluster();
     cluster.putNamespace('live');
