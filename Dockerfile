@@ -29,4 +29,6 @@ COPY webhook-config/crd ./webhook-config/crd
 # The "node" user of the base image (uid 1000); the Deployment may pick another non-root uid.
 USER 1000:1000
 EXPOSE 9443
-CMD ["node", "dist/main.js"]
+# A 1 MiB young generation: about 30 MiB less resident memory for the same work (measured by
+# `npm run bench`, which starts the product with these same flags).
+CMD ["node", "--max-semi-space-size=1", "dist/main.js"]

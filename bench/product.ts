@@ -1,6 +1,6 @@
-// The product as users run it: `node dist/main.js` (built first with `npm run build`) in its own
-// process, local mode, webhooks registered in the API server by URL. The bench sees it only from
-// outside: its /metrics, its certificate files, and /proc for memory.
+// The product as users run it: `node dist/main.js` with the image's Node.js flags (built first with
+// `npm run build`) in its own process, local mode, webhooks registered in the API server by URL.
+// The bench sees it only from outside: its /metrics, its certificate files, and /proc for memory.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { request } from 'node:https';
@@ -15,6 +15,7 @@ import type { CertificateBundle } from '../src/tls/certificates.js';
 import { fileStore } from '../src/tls/file-store.js';
 import { freePorts } from '../test/control-plane/network.js';
 import { groupDistribution } from './bench-kube.js';
+import { imageNodeFlags } from './entry-command.js';
 import { parseMetrics, type Scrape } from './scrape.js';
 
 export const APPLY_PARALLELISM = 16;
@@ -106,7 +107,8 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
   // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
   // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
   const extra = (process.env.RD_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
-  const child = spawn(process.execPath, ['--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {
+  const image = await imageNodeFlags(join(REPO_ROOT, 'Dockerfile'));
+  const child = spawn(process.execPath, [...image, '--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -143,15 +143,21 @@ function renderFanOut(result: FanOutResult): string {
 }
 
 function renderMemory(result: MemoryResult): string {
+  const { more } = result;
   return [
     '## 4. Memory',
     '',
-    `The product's own process (node dist/main.js), sampled after a full garbage collection: idle right after its start, then with everything above converged ` +
-      `(${result.copies} copies tracked over ${result.namespaces} namespaces). RSS from /proc; heap used from its /metrics.`,
+    `The product's own process (node dist/main.js), sampled after a full garbage collection: idle right after its start; with everything above converged ` +
+      `(${result.copies} copies tracked over ${result.namespaces} namespaces); then after two more distributions over the fleet (${more.copies} copies). ` +
+      'RSS from /proc; heap used from its /metrics. Heap per copy: the growth since idle over all copies (warming up included), and the growth the last copies added (the cost of one more copy).',
     '',
     table(
-      ['copies tracked', 'RSS idle -> after', 'heap idle -> after', 'heap per copy'],
-      [[String(result.copies), `${fmtBytes(result.idle.rss)} -> ${fmtBytes(result.after.rss)}`, `${fmtBytes(result.idle.heapUsed)} -> ${fmtBytes(result.after.heapUsed)}`, fmtBytes(result.bytesPerCopy)]],
+      ['copies tracked', 'RSS', 'heap used', 'heap per copy'],
+      [
+        ['0 (idle)', fmtBytes(result.idle.rss), fmtBytes(result.idle.heapUsed), '-'],
+        [String(result.copies), fmtBytes(result.after.rss), fmtBytes(result.after.heapUsed), `${fmtBytes(result.bytesPerCopy)} (since idle)`],
+        [String(more.copies), fmtBytes(more.sample.rss), fmtBytes(more.sample.heapUsed), `${fmtBytes(more.bytesPerCopy)} (the last ${more.copies - result.copies})`],
+      ],
     ),
   ].join('\n');
 }

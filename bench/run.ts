@@ -49,7 +49,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.plane.kubeconfigPath });
       return;
     case 'memory':
-      sections.memory = await runMemory({ product, idle: world.idle, namespaces: (await kube.countNamespaces()) });
+      sections.memory = await runMemory({ product, fleet, idle: world.idle, namespaces: await kube.countNamespaces() });
       return;
     case 'steady-state':
       sections['steady-state'] = await runSteadyState({ product, size, distributions: (await kube.listDistributions()).length });

@@ -1,5 +1,5 @@
 import { mapBounded } from '../bounded.js';
-import type { AccessReviewer, Subject } from '../k8s/access-review.js';
+import type { AccessAnswer, AccessCheck, AccessReviewer, Subject } from '../k8s/access-review.js';
 import { REQUIRED_VERBS, type RequiredAccess } from './required-access.js';
 import type { UserInfo } from './review.js';
 
@@ -25,23 +25,40 @@ function denialLines(who: string, resource: string, denied: ReadonlyMap<string, 
   return rest > 0 ? [...lines, `spec.targets: ${who} may not write ${resource} in ${rest} more target namespaces`] : lines;
 }
 
-/**
- * Asks whether the author may create and update the distributed kind everywhere the distribution
- * writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
- * Review failures propagate: the caller answers `errored`, which denies.
- */
-export async function missingAccess(reviewer: AccessReviewer, user: UserInfo, access: RequiredAccess, parallelism = 8): Promise<string[]> {
-  const subject = subjectOf(user);
-  const namespaces = access.namespaces === 'all' ? [''] : access.namespaces;
-  const checks = namespaces.flatMap((namespace) => REQUIRED_VERBS.map((verb) => ({ namespace, verb })));
-  const answers = await mapBounded(checks, parallelism, (c) =>
-    reviewer.review({ subject, verb: c.verb, group: '', resource: access.resource, namespace: c.namespace }),
-  );
-
+function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly AccessCheck[], answers: readonly (AccessAnswer | undefined)[]): string[] {
   const deniedVerbs = new Map<string, string[]>();
   checks.forEach((check, i) => {
     if (answers[i]?.allowed === true) return;
     deniedVerbs.set(check.namespace, [...(deniedVerbs.get(check.namespace) ?? []), check.verb]);
   });
   return denialLines(`user "${subject.username}"`, access.resource, deniedVerbs);
+}
+
+/**
+ * Asks whether the author may create and update the distributed kind everywhere the distribution
+ * writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
+ * Review failures propagate: the caller answers `errored`, which denies.
+ *
+ * When the reviewer remembers every answer (the usual case: one author, a cache), the lines come
+ * back at once rather than as a promise; only the questions it must ask are sent, `parallelism`
+ * at a time.
+ */
+export function missingAccess(
+  reviewer: AccessReviewer,
+  user: UserInfo,
+  access: RequiredAccess,
+  parallelism = 8,
+): string[] | Promise<string[]> {
+  const subject = subjectOf(user);
+  const namespaces = access.namespaces === 'all' ? [''] : access.namespaces;
+  const checks: AccessCheck[] = namespaces.flatMap((namespace) =>
+    REQUIRED_VERBS.map((verb) => ({ subject, verb, group: '', resource: access.resource, namespace })),
+  );
+  const answers = checks.map((check) => reviewer.cached?.(check));
+  const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
+  if (unanswered.length === 0) return deniedLines(subject, access, checks, answers);
+  return mapBounded(unanswered, parallelism, (i) => reviewer.review(checks[i] as AccessCheck)).then((asked) => {
+    unanswered.forEach((index, i) => (answers[index] = asked[i]));
+    return deniedLines(subject, access, checks, answers);
+  });
 }

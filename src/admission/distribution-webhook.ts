@@ -24,9 +24,11 @@ function isBeingDeleted(object: unknown): boolean {
  * ResourceDistribution CREATE/UPDATE: the pure rules of the domain, then whether the author may
  * write the distributed kind in every target namespace. DELETE is never blocked, nor are updates
  * of an object already being deleted (finalizer removal must always go through).
+ *
+ * Decides synchronously when every access answer is remembered (see `missingAccess`).
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
-  return async (request): Promise<Verdict> => {
+  return (request): Verdict | Promise<Verdict> => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
     // Only a misconfigured webhook sends anything else: we have no say over it.
     if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
@@ -41,8 +43,11 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
 
     const access = requiredAccess(request.object as ResourceDistribution, deps.forbiddenNamespaces);
-    const refused = await missingAccess(deps.accessReviewer, request.userInfo, access);
-    if (refused.length > 0) return { ...forbidden(refused), warnings };
-    return allowed(warnings);
+    const refused = missingAccess(deps.accessReviewer, request.userInfo, access);
+    return Array.isArray(refused) ? accessVerdict(refused, warnings) : refused.then((lines) => accessVerdict(lines, warnings));
   };
+}
+
+function accessVerdict(refused: readonly string[], warnings: string[]): Verdict {
+  return refused.length > 0 ? { ...forbidden(refused), warnings } : allowed(warnings);
 }

@@ -71,6 +71,16 @@ async function readBody(c: Context, limit: number): Promise<string | typeof TOO_
   return bytes.byteLength > limit ? TOO_LARGE : new TextDecoder().decode(bytes);
 }
 
+/** The verdict to send, and the decision to count. */
+interface Decided {
+  verdict: Verdict;
+  decision: Verdict['decision'];
+}
+
+function isPromiseLike<T>(value: T | PromiseLike<T>): value is PromiseLike<T> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
 function objectName(request: AdmissionRequest): string | undefined {
   if (request.name) return request.name;
   const metadata = (request.object as { metadata?: { name?: unknown } } | null | undefined)?.metadata;
@@ -86,18 +96,31 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     return problem(c, status, message);
   };
 
-  /** The verdict to send, and the decision to count (`errored` even when failing open). */
-  const decide = async (request: AdmissionRequest): Promise<{ verdict: Verdict; decision: Verdict['decision'] }> => {
+  const failed = (request: AdmissionRequest, error: unknown): Decided => {
+    // Its own deadline, or that of a call it waited for (an access review).
+    const timedOut = error instanceof DeadlineExceeded;
+    log.error({ webhook: name, uid: request.uid, err: error }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
+    if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
+    return { verdict: timedOut ? errored('the webhook could not decide in time', 504) : errored('internal error while reviewing the request'), decision: 'errored' };
+  };
+  const what = `${name} webhook`;
+
+  /**
+   * The verdict to send, and the decision to count (`errored` even when failing open). A webhook
+   * that decides synchronously needs no deadline: no timer could fire before it returns.
+   */
+  const decide = (request: AdmissionRequest): Decided | Promise<Decided> => {
+    let verdict: Verdict | Promise<Verdict>;
     try {
-      const verdict = await withDeadline(Promise.resolve().then(() => webhook(request)), options.deadlineMs, `${name} webhook`);
-      return { verdict, decision: verdict.decision };
+      verdict = webhook(request);
     } catch (error) {
-      // Its own deadline, or that of a call it waited for (an access review).
-      const timedOut = error instanceof DeadlineExceeded;
-      log.error({ webhook: name, uid: request.uid, err: error }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
-      if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
-      return { verdict: timedOut ? errored('the webhook could not decide in time', 504) : errored('internal error while reviewing the request'), decision: 'errored' };
+      return failed(request, error);
     }
+    if (!isPromiseLike(verdict)) return { verdict, decision: verdict.decision };
+    return withDeadline(Promise.resolve(verdict), options.deadlineMs, what).then(
+      (decided) => ({ verdict: decided, decision: decided.decision }),
+      (error: unknown) => failed(request, error),
+    );
   };
 
   const handle: Handler = async (c) => {
@@ -118,20 +141,22 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     const latencyMs = performance.now() - started;
     metrics.admissionRequests.inc({ webhook: name, operation: request.operation, decision });
     metrics.admissionDuration.observe({ webhook: name }, latencyMs / 1000);
-    log.info(
-      {
-        uid: request.uid,
-        kind: request.kind.kind,
-        objectName: objectName(request),
-        operation: request.operation,
-        dryRun: request.dryRun,
-        webhook: name,
-        decision,
-        code: verdict.decision === 'allowed' ? undefined : verdict.status.code,
-        latencyMs: Math.round(latencyMs * 100) / 100,
-      },
-      'admission review',
-    );
+    if (log.isLevelEnabled('info')) {
+      log.info(
+        {
+          uid: request.uid,
+          kind: request.kind.kind,
+          objectName: objectName(request),
+          operation: request.operation,
+          dryRun: request.dryRun,
+          webhook: name,
+          decision,
+          code: verdict.decision === 'allowed' ? undefined : verdict.status.code,
+          latencyMs: Math.round(latencyMs * 100) / 100,
+        },
+        'admission review',
+      );
+    }
     return c.json(encodeReview(request.uid, verdict));
   };
 
