@@ -133,3 +133,40 @@ describe('isTargeted', () => {
     expect(isTargeted(all, ns, ['vault'])).toBe(expected);
   });
 });
+
+describe('computeTargets cost', () => {
+  /** Name lists whose entries count how often their name is read. */
+  function countedList(prefix: string, size: number): { list: { name: string }[]; reads: () => number } {
+    let reads = 0;
+    const list = Array.from({ length: size }, (_, i) => ({
+      get name(): string {
+        reads++;
+        return `${prefix}-${i}`;
+      },
+    }));
+    return { list, reads: () => reads };
+  }
+
+  // One crafted distribution (long included and excluded lists, a long In list) over many
+  // namespaces must cost the sum of their sizes, not the product: that product froze the process.
+  it.each([
+    [1000, 2000],
+    [3000, 500],
+  ])('reads each listed name a bounded number of times over %i namespaces with lists of %i', (namespaceCount, listSize) => {
+    const included = countedList('in', listSize);
+    const excluded = countedList('out', listSize);
+    const values = Array.from({ length: listSize }, (_, i) => `v${i}`);
+    const namespaces = Array.from({ length: namespaceCount }, (_, i) => namespace(`ns-${i}`, { tier: `v${i}` }));
+    const { targeted } = computeTargets(
+      {
+        includedNamespaces: { list: included.list },
+        excludedNamespaces: { list: excluded.list },
+        namespaceLabelSelector: { matchExpressions: [{ key: 'tier', operator: 'In', values }] },
+      },
+      namespaces,
+    );
+    expect(targeted).toHaveLength(Math.min(namespaceCount, listSize));
+    expect(included.reads()).toBeLessThanOrEqual(2 * listSize);
+    expect(excluded.reads()).toBeLessThanOrEqual(2 * listSize);
+  });
+});

@@ -9,15 +9,40 @@ import {
   type Targets,
 } from './types.js';
 
+/** A label selector made ready to test many namespaces: every value list becomes a set once. */
+type CompiledSelector = (labels: Record<string, string>) => boolean;
+
+function compileRequirement(requirement: LabelSelectorRequirement): CompiledSelector {
+  const { key } = requirement;
+  const values = new Set(requirement.values ?? []);
+  switch (requirement.operator) {
+    case 'In':
+      return (labels) => Object.hasOwn(labels, key) && labels[key] !== undefined && values.has(labels[key]);
+    case 'NotIn':
+      // As in Kubernetes: a namespace without the key is "not in" any set of values.
+      return (labels) => !Object.hasOwn(labels, key) || labels[key] === undefined || !values.has(labels[key]);
+    case 'Exists':
+      return (labels) => Object.hasOwn(labels, key);
+    case 'DoesNotExist':
+      return (labels) => !Object.hasOwn(labels, key);
+    default:
+      // An operator admission would have rejected: select nothing rather than guess.
+      return () => false;
+  }
+}
+
+/** Undefined or empty selector -> matches nothing (unlike Kubernetes). */
+function compileSelector(selector: LabelSelector | undefined): CompiledSelector {
+  if (!isNonEmptySelector(selector)) return () => false;
+  const matchLabels = Object.entries(selector.matchLabels ?? {});
+  const expressions = (selector.matchExpressions ?? []).map(compileRequirement);
+  return (labels) =>
+    matchLabels.every(([key, value]) => Object.hasOwn(labels, key) && labels[key] === value) && expressions.every((matches) => matches(labels));
+}
+
 /** Undefined or empty selector -> false: an empty selector matches nothing (unlike Kubernetes). */
 export function matchesSelector(selector: LabelSelector | undefined, labels: Record<string, string>): boolean {
-  if (!isNonEmptySelector(selector)) return false;
-  const matchLabels = Object.entries(selector.matchLabels ?? {});
-  const expressions = selector.matchExpressions ?? [];
-  return (
-    matchLabels.every(([key, value]) => Object.hasOwn(labels, key) && labels[key] === value) &&
-    expressions.every((requirement) => matchesRequirement(requirement, labels))
-  );
+  return compileSelector(selector)(labels);
 }
 
 export function isNonEmptySelector(selector: LabelSelector | undefined): selector is LabelSelector {
@@ -25,48 +50,40 @@ export function isNonEmptySelector(selector: LabelSelector | undefined): selecto
   return Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0;
 }
 
-function matchesRequirement(requirement: LabelSelectorRequirement, labels: Record<string, string>): boolean {
-  const present = Object.hasOwn(labels, requirement.key);
-  const value = labels[requirement.key];
-  const values = requirement.values ?? [];
-  switch (requirement.operator) {
-    case 'In':
-      return present && value !== undefined && values.includes(value);
-    case 'NotIn':
-      // As in Kubernetes: a namespace without the key is "not in" any set of values.
-      return !present || value === undefined || !values.includes(value);
-    case 'Exists':
-      return present;
-    case 'DoesNotExist':
-      return !present;
-    default:
-      // An operator admission would have rejected: select nothing rather than guess.
-      return false;
-  }
-}
-
 function names(list: NamespaceNameList | undefined): string[] {
   return (list?.list ?? []).map((entry) => entry.name).filter((name): name is string => typeof name === 'string');
 }
 
-/** A namespace no rule may select: listed as excluded, always excluded, or forbidden by the operator. */
-export function isExcluded(targets: Targets, name: string, forbidden: readonly string[] = []): boolean {
-  return (
-    ALWAYS_EXCLUDED_NAMESPACES.includes(name) || forbidden.includes(name) || names(targets.excludedNamespaces).includes(name)
-  );
+/**
+ * The target rule made ready to test many namespaces: name lists become sets and the selector a
+ * function, once, so that a pass over N namespaces costs O(N + list sizes), never their product.
+ */
+interface TargetRule {
+  included: ReadonlySet<string>;
+  isExcluded(name: string): boolean;
+  isTargeted(ns: NamespaceInfo): boolean;
 }
 
-function isSelected(targets: Targets, ns: NamespaceInfo): boolean {
-  return (
-    targets.allNamespaces === true ||
-    names(targets.includedNamespaces).includes(ns.name) ||
-    matchesSelector(targets.namespaceLabelSelector, ns.labels)
-  );
+function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
+  const excluded = new Set([...ALWAYS_EXCLUDED_NAMESPACES, ...forbidden, ...names(targets.excludedNamespaces)]);
+  const included = new Set(names(targets.includedNamespaces));
+  const selected = compileSelector(targets.namespaceLabelSelector);
+  const all = targets.allNamespaces === true;
+  return {
+    included,
+    isExcluded: (name) => excluded.has(name),
+    isTargeted: (ns) => !ns.terminating && !excluded.has(ns.name) && (all || included.has(ns.name) || selected(ns.labels)),
+  };
+}
+
+/** A namespace no rule may select: listed as excluded, always excluded, or forbidden by the operator. */
+export function isExcluded(targets: Targets, name: string, forbidden: readonly string[] = []): boolean {
+  return compileTargets(targets, forbidden).isExcluded(name);
 }
 
 /** Whether `ns` is an existing target namespace (a terminating one never is: nothing can be created there). */
 export function isTargeted(targets: Targets, ns: NamespaceInfo, forbidden: readonly string[] = []): boolean {
-  return !ns.terminating && !isExcluded(targets, ns.name, forbidden) && isSelected(targets, ns);
+  return compileTargets(targets, forbidden).isTargeted(ns);
 }
 
 /**
@@ -78,15 +95,14 @@ export function computeTargets(
   namespaces: readonly NamespaceInfo[],
   forbidden: readonly string[] = [],
 ): { targeted: string[]; missing: string[] } {
+  const rule = compileTargets(targets, forbidden);
   const targeted = new Set<string>();
   const live = new Set<string>();
   for (const ns of namespaces) {
     if (ns.terminating) continue;
     live.add(ns.name);
-    if (isTargeted(targets, ns, forbidden)) targeted.add(ns.name);
+    if (rule.isTargeted(ns)) targeted.add(ns.name);
   }
-  const missing = new Set(
-    names(targets.includedNamespaces).filter((name) => !live.has(name) && !isExcluded(targets, name, forbidden)),
-  );
-  return { targeted: [...targeted].sort(), missing: [...missing].sort() };
+  const missing = [...rule.included].filter((name) => !live.has(name) && !rule.isExcluded(name));
+  return { targeted: [...targeted].sort(), missing: missing.sort() };
 }
