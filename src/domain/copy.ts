@@ -7,6 +7,7 @@ export {
   classifyExisting,
   isInSync,
   isForbiddenSecretType,
+  isControlledBy,
   isControlledByOtherDistribution,
   controllerOf,
   type Classification,

@@ -31,6 +31,17 @@ export function isDistributionRef(ref: OwnerReference, name?: string): boolean {
   return ref.kind === KIND && ref.apiVersion.split('/')[0] === GROUP && (name === undefined || ref.name === name);
 }
 
+/**
+ * Controlled by this very distribution: its controller reference names it and carries its uid.
+ * Only such an object may be deleted where the distribution no longer targets: a copy without
+ * that reference was orphaned on purpose (deletion with propagation Orphan) or belongs to an
+ * earlier distribution of the same name, and the author of this one may have no rights there.
+ */
+export function isControlledBy(rd: ResourceDistribution, object: Resource): boolean {
+  const ref = controllerOf(object);
+  return ref !== undefined && isDistributionRef(ref, rd.metadata.name) && rd.metadata.uid !== undefined && ref.uid === rd.metadata.uid;
+}
+
 /** The object is controlled by a different ResourceDistribution (taking it over would start a tug of war). */
 export function isControlledByOtherDistribution(rd: ResourceDistribution, object: Resource): boolean {
   const ref = controllerOf(object);

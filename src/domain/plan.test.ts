@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
 import { planDistribution, planNamespace } from './plan.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type Resource, type ResourceDistribution, type WritePolicy } from './types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type OwnerReference, type Resource, type ResourceDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
 const otherRdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'other');
@@ -126,6 +126,20 @@ describe('planDistribution', () => {
     ]);
     const actions = planDistribution({ distribution: seed, namespaces, existing, now: T0 });
     expect(actions.filter((a) => a.type === 'delete')).toEqual([{ type: 'delete', namespace: 'old', name: 'game-demo', uid: 'uid-old-game-demo' }]);
+  });
+
+  // Where it no longer targets, a distribution deletes only what it controls by uid: its author may
+  // have no rights there, and a copy without the reference was orphaned on purpose.
+  it.each([
+    { what: 'controlled by this distribution (same uid)', owners: undefined, deleted: true },
+    { what: 'orphaned on purpose (no controller reference)', owners: [] as OwnerReference[], deleted: false },
+    { what: 'controlled by an earlier distribution of the same name', owners: [controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'sample', 'uid-earlier')], deleted: false },
+  ])('in a namespace no longer targeted, a copy $what is deleted: $deleted', ({ owners, deleted }) => {
+    const seed = seedSample().build();
+    const copy = copyOf(seed, 'old');
+    const existing = new Map<string, Resource>([['old', (owners === undefined ? copy : copy.owners(...owners)).build()]]);
+    const actions = planDistribution({ distribution: seed, namespaces, existing, now: T0 });
+    expect(actions.some((a) => a.type === 'delete' && a.namespace === 'old')).toBe(deleted);
   });
 
   it.each([

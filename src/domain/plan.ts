@@ -1,5 +1,5 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
-import { classifyExisting, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
 import { computeTargets } from './targets.js';
 import type { Action, ConflictReason, NamespaceInfo, Resource, ResourceDistribution } from './types.js';
@@ -55,7 +55,8 @@ function applyStrict(actions: Action[]): Action[] {
 }
 
 /**
- * Our copies in namespaces that exist and are no longer targeted. A namespace the caller does not
+ * Our copies in namespaces that exist and are no longer targeted, if this distribution (by uid)
+ * controls them (see isControlledBy). A namespace the caller does not
  * know yet (its watch event has not arrived, while a generator already wrote its copy) or one that
  * is terminating is left alone: deleting there would throw away a fresh copy or do nothing useful.
  */
@@ -68,7 +69,7 @@ function deletes(
   const live = new Set(namespaces.filter((ns) => !ns.terminating).map((ns) => ns.name));
   const actions: Action[] = [];
   for (const [namespace, object] of existing) {
-    if (targets.has(namespace) || !live.has(namespace) || classifyExisting(rd, object).kind !== 'ours') continue;
+    if (targets.has(namespace) || !live.has(namespace) || classifyExisting(rd, object).kind !== 'ours' || !isControlledBy(rd, object)) continue;
     const name = object.metadata.name ?? rd.spec.resource.metadata.name ?? '';
     actions.push({ type: 'delete', namespace, name, uid: object.metadata.uid ?? '' });
   }

@@ -104,9 +104,11 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   async function removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult> {
     copyStates.forget(name);
     reader.forget(name);
+    // Only copies still controlled by it: one without a controller reference was orphaned on
+    // purpose (deleted with propagation Orphan: the garbage collector removed the reference).
     const orphans = caches.copies.byDistribution(name).filter((copy) => {
       const controller = controllerOf(copy);
-      return copy.metadata.annotations?.[ANNOTATION_FROM] === name && (controller === undefined || isDistributionRef(controller, name));
+      return copy.metadata.annotations?.[ANNOTATION_FROM] === name && controller !== undefined && isDistributionRef(controller, name);
     });
     if (orphans.length === 0) return 'done';
     if (await api.lookupDistribution(name)) {

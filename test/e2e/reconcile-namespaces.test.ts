@@ -2,7 +2,7 @@
 // of copies for a newly admitted namespace on a replica that is not the leader.
 import { CoordinationV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION } from '../../src/domain/types.js';
+import { ANNOTATION_FROM, GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION } from '../../src/domain/types.js';
 import { toMicroTime } from '../../src/k8s/leader-election.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
 import { startInProcessController } from './fixtures/in-process.js';
@@ -88,19 +88,28 @@ describe('reconcile: namespaces', () => {
     suite.controller = await startInProcessController(kube.kc);
   });
 
-  it('removes copies orphaned while no controller ran (distribution deleted with propagationPolicy Orphan)', async () => {
+  it('keeps the copies of a distribution deleted with propagationPolicy Orphan (kubectl delete --cascade=orphan)', async () => {
     const ns = (await kube.createNamespace('rn-orphan')).metadata!.name!;
     const name = uniqueName('rd-orphan');
     await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 1);
-    await suite.controller.stop();
 
     await kube.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name, propagationPolicy: 'Orphan' });
     // The garbage collector strips the owner reference instead of deleting the copy.
     await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined && (o.metadata.ownerReferences ?? []).length === 0);
+    await waitFor(async () => ((await kube.getDistribution(name)) === undefined ? true : undefined), { what: `${name} deleted` });
 
+    // Neither the running controller, nor a full sweep, nor a restarted one removes it.
+    await suite.controller.idle();
+    suite.controller.sweepNow();
+    await suite.controller.idle();
+    await suite.controller.stop();
     suite.controller = await startInProcessController(kube.kc);
-    await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o === undefined);
+    suite.controller.sweepNow();
+    await suite.controller.idle();
+    const kept = await kube.get('ConfigMap', ns, 'settings');
+    expect(kept?.data).toEqual({ a: '1' });
+    expect(kept?.metadata.annotations?.[ANNOTATION_FROM]).toBe(name);
   });
 
   it('generates the copies of a newly admitted namespace on a replica that is not the leader', async () => {

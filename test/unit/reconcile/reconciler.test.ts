@@ -168,6 +168,21 @@ describe('reconcile', () => {
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeDefined();
   });
 
+  it('keeps the copies of a distribution deleted with propagation Orphan (no controller reference left)', async () => {
+    await withNamespaces('ns-a', 'ns-b');
+    const rd = h.cluster.putDistribution(shared().build());
+    // What the garbage collector leaves after an orphaning delete: our annotations, no owner.
+    h.cluster.putObject(copyOf(rd, 'ns-a').owners().build());
+    h.cluster.putObject(copyOf(rd, 'ns-b').build());
+    h.cluster.deleteDistribution('shared');
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeDefined();
+    // Still controlled by the deleted distribution: removed, as the garbage collector would.
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+  });
+
   it('leaves copies alone while the distribution exists but its cache has not caught up yet', async () => {
     await withNamespaces('ns-a');
     const rd = shared().build();
