@@ -1,4 +1,4 @@
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { CertificateBundle } from './certificates.js';
 import { BUNDLE_KEYS, bundleEntries, bundleFromEntries, type CertificateStore, type StoredBundle } from './store.js';
@@ -23,6 +23,8 @@ export function fileStore(dir: string): CertificateStore {
     },
     async save(bundle: CertificateBundle): Promise<StoredBundle> {
       await mkdir(dir, { recursive: true, mode: 0o700 });
+      // mkdir's mode applies only to a folder it creates: one that existed keeps its mode otherwise.
+      await chmod(dir, 0o700);
       for (const [key, value] of Object.entries(bundleEntries(bundle))) {
         // Write then rename, so a reader never sees half a file.
         const path = join(dir, key);
