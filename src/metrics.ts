@@ -13,6 +13,7 @@ export interface Metrics {
   apiRequests: Counter<'verb' | 'resource'>;
   apiConnections: Counter;
   generationDuration: Histogram;
+  generationSkipped: Counter;
   isLeader: Gauge;
   certificateExpiry: Gauge;
 }
@@ -86,6 +87,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'resource_distributor_namespace_generation_duration_seconds',
       help: 'Time from a namespace being admitted to all its copies written.',
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    }),
+    generationSkipped: new Counter({
+      name: 'resource_distributor_namespace_generation_skipped_total',
+      help: 'Admitted namespaces not generated at once because too many generations were pending (the reconciler writes their copies).',
       registers,
     }),
     isLeader: new Gauge({

@@ -22,14 +22,15 @@ export interface GeneratorDeps {
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
-  metrics: Pick<Metrics, 'generationDuration'>;
+  metrics: Pick<Metrics, 'generationDuration' | 'generationSkipped'>;
   forbiddenNamespaces: readonly string[];
   parallelism: number;
   /** Give up quietly if the namespace has not appeared by then (its creation was rejected later). */
   waitTimeoutMs?: number;
-  /** The cache had time to see it: from then on, also ask the API server directly, this often. */
+  /** The cache had time to see it: then ask the API server directly, once. */
   pollAfterMs?: number;
-  pollIntervalMs?: number;
+  /** Generations at once; namespaces admitted beyond that are left to the reconciler (default 256). */
+  maxPending?: number;
   /** An admitted UPDATE of an existing namespace: how long to wait for the update to reach the cache. */
   updateSettleMs?: number;
 }
@@ -65,7 +66,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   const { api, caches, writer, log, clock } = deps;
   const waitTimeoutMs = deps.waitTimeoutMs ?? 30_000;
   const pollAfterMs = deps.pollAfterMs ?? 2_000;
-  const pollIntervalMs = deps.pollIntervalMs ?? 1_000;
+  const maxPending = deps.maxPending ?? 256;
   const updateSettleMs = deps.updateSettleMs ?? 2_000;
   const tasks = new Map<string, Task>();
   const waiters = new Map<string, Set<() => void>>();
@@ -108,18 +109,25 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     }
   }
 
+  /**
+   * The namespace from the cache as soon as its watch delivers it. Asked of the API server once,
+   * should the cache lag: admitted namespaces that never appear (rejected later in the chain, or
+   * reviews sent to us directly) must not turn into a stream of reads.
+   */
   async function waitForNamespace(name: string, uid: string): Promise<NamespaceInfo | undefined> {
     const started = clock().getTime();
+    let asked = false;
     for (;;) {
       const found = cached(name, uid);
       if (found || stopped) return found;
       const elapsed = clock().getTime() - started;
       if (elapsed >= waitTimeoutMs) return undefined;
-      if (elapsed >= pollAfterMs) {
+      if (elapsed >= pollAfterMs && !asked) {
+        asked = true;
         const fromApi = await polled(name, uid);
         if (fromApi || stopped) return fromApi;
       }
-      await nextChange(name, Math.min(pollIntervalMs, waitTimeoutMs - elapsed));
+      await nextChange(name, Math.min(asked ? waitTimeoutMs - elapsed : pollAfterMs - elapsed, waitTimeoutMs - elapsed));
     }
   }
 
@@ -209,7 +217,13 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       if (stopped) return;
       const task = tasks.get(uid);
       if (task) task.again = true;
-      else run(name, uid);
+      else if (tasks.size < maxPending) run(name, uid);
+      else {
+        // A flood of admissions (most of them for namespaces that never appear) must not grow
+        // without bound: the leader's namespace watch still writes these copies.
+        deps.metrics.generationSkipped.inc();
+        log.debug({ ns: name, pending: tasks.size }, 'generation skipped: too many pending');
+      }
     },
     namespaceChanged: changed,
     settled: async (name) => {

@@ -16,7 +16,7 @@ afterEach(async () => {
   h?.caches.stop();
 });
 
-async function setup(log: Logger = silentLog): Promise<void> {
+async function setup(log: Logger = silentLog, metrics = createMetrics()): Promise<void> {
   h = await startHarness();
   generator = createGenerator({
     api: h.requests.api,
@@ -24,12 +24,12 @@ async function setup(log: Logger = silentLog): Promise<void> {
     writer: h.writer,
     clock: systemClock,
     log,
-    metrics: createMetrics(),
+    metrics,
     forbiddenNamespaces: [],
     parallelism: 4,
     waitTimeoutMs: 400,
     pollAfterMs: 150,
-    pollIntervalMs: 50,
+    maxPending: 50,
     updateSettleMs: 200,
   });
   h.listeners.push((change) => {
@@ -61,6 +61,18 @@ describe('namespace generator', () => {
     generator.namespaceAdmitted({ name: 'rejected', uid: 'uid-1' });
     await generator.idle();
     expect(Date.now() - started).toBeGreaterThanOrEqual(350);
+    expect(h.requests.tally().writes).toBe(0);
+  });
+
+  it('bounds a flood of admitted namespaces that never appear: pending generations and reads alike', async () => {
+    const metrics = createMetrics();
+    await setup(silentLog, metrics);
+    for (let i = 0; i < 2000; i++) generator.namespaceAdmitted({ name: `never-${i}`, uid: `uid-${i}` });
+    await generator.idle();
+
+    // 50 generations at most (the setting here), each asking the API server once.
+    expect(h.requests.tally().byRequest['get namespaces']).toBe(50);
+    expect((await metrics.generationSkipped.get()).values[0]?.value).toBe(1950);
     expect(h.requests.tally().writes).toBe(0);
   });
 

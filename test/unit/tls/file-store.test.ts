@@ -15,7 +15,7 @@ describe('fileStore', () => {
   ])('leaves %s at mode 0700 and the files at 0600', async (_what, existed) => {
     const dir = join(await mkdtemp(join(tmpdir(), 'rd-file-store-')), 'certs');
     if (existed) await mkdir(dir, { mode: 0o777 });
-    await fileStore(dir).save(bundle);
+    await fileStore(dir).save(bundle, undefined);
     expect((await stat(dir)).mode & 0o777).toBe(0o700);
     for (const file of await readdir(dir)) expect((await stat(join(dir, file))).mode & 0o777).toBe(0o600);
     expect((await fileStore(dir).load())?.bundle).toEqual(bundle);
