@@ -3,12 +3,14 @@ import {
   AdmissionregistrationV1Api,
   CoreV1Api,
   CustomObjectsApi,
+  NetworkingV1Api,
   type KubeConfig,
+  type V1NetworkPolicy,
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeApiError, isNotFound } from '../../src/k8s/errors.js';
-import { POLICIES_DIR, readManifests } from '../control-plane/index.js';
+import { POLICIES_DIR, readManifests, REPO_ROOT } from '../control-plane/index.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 import { startRecordingWebhook, type RecordingWebhook } from './support/recording-webhook.js';
 
@@ -90,6 +92,16 @@ describe('the ResourceDistribution CRD', () => {
     expect(info.code).toBe(422);
     expect(info.reason).toBe('Invalid');
     expect(info.message).toContain('spec.writePolicy: Unsupported value: "sometimes"');
+  });
+});
+
+describe('webhook-config/network-policy', () => {
+  it('is a NetworkPolicy the API server accepts', async () => {
+    const ns = await createNamespace('e2e-netpol');
+    const [policy] = await readManifests(join(REPO_ROOT, 'webhook-config', 'network-policy', 'network-policy.yaml'));
+    const body = { ...(policy as V1NetworkPolicy), metadata: { ...(policy as V1NetworkPolicy).metadata, namespace: ns } };
+    const created = await kc.makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: ns, body, dryRun: 'All' });
+    expect(created.spec?.ingress).toHaveLength(2);
   });
 });
 

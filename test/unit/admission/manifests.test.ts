@@ -1,6 +1,6 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
 import { webhookConfigurations } from '../../../src/k8s/webhook-config.js';
@@ -15,10 +15,16 @@ interface Manifest {
   [key: string]: unknown;
 }
 
+/** Opt-in kustomize components (their own kustomization of kind Component) are not part of the base. */
+function isComponent(dir: string): boolean {
+  const file = join(DIR, dir, 'kustomization.yaml');
+  return existsSync(file) && (parse(readFileSync(file, 'utf8')) as { kind?: string }).kind === 'Component';
+}
+
 function yamlFiles(dir: string): string[] {
   return readdirSync(join(DIR, dir), { withFileTypes: true }).flatMap((entry) => {
     const path = dir === '' ? entry.name : `${dir}/${entry.name}`;
-    if (entry.isDirectory()) return yamlFiles(path);
+    if (entry.isDirectory()) return isComponent(path) ? [] : yamlFiles(path);
     return /\.ya?ml$/.test(entry.name) && entry.name !== 'kustomization.yaml' ? [path] : [];
   });
 }
@@ -67,6 +73,24 @@ describe('webhook-config/', () => {
       expect(m.apiVersion, JSON.stringify(m.metadata)).toBeTruthy();
       expect(m.metadata.name).toMatch(/^[a-z0-9][-a-z0-9.]*$/);
       if (!clusterScoped.includes(m.kind)) expect(m.metadata.namespace, `${m.kind}/${m.metadata.name}`).toBe('resource-distributor');
+    }
+  });
+
+  it('offers a NetworkPolicy component that admits traffic to the pods on their HTTPS port only', () => {
+    const component = load('network-policy/kustomization.yaml')[0] as unknown as { kind: string; resources: string[] };
+    expect(component).toMatchObject({ kind: 'Component', resources: ['network-policy.yaml'] });
+    const [policy] = load('network-policy/network-policy.yaml') as unknown as {
+      metadata: { namespace: string };
+      spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { from: unknown[]; ports: { port: string }[] }[] };
+    }[];
+    const deployment = one('Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } } };
+    expect(policy?.metadata.namespace).toBe('resource-distributor');
+    expect(deployment.spec.template.metadata.labels).toMatchObject(policy?.spec.podSelector.matchLabels ?? { missing: true });
+    expect(policy?.spec.policyTypes).toEqual(['Ingress']);
+    const portNames = deployment.spec.template.spec.containers[0]!.ports.map((port) => port.name);
+    for (const rule of policy?.spec.ingress ?? []) {
+      expect(rule.from.length).toBeGreaterThan(0);
+      expect(rule.ports.map((port) => port.port).every((name) => portNames.includes(name))).toBe(true);
     }
   });
 
