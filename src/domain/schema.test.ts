@@ -55,6 +55,33 @@ describe('compileSpecValidator with the CRD schema', () => {
       (o) => (targets(o).namespaceLabelSelector = { matchExpressions: [{ key: 'k' }] }),
       [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].operator', message: 'required field is missing' }],
     ],
+    // Bounds: one crafted distribution must not carry inputs that cost the webhook and every
+    // reconcile more than a real one ever needs.
+    [
+      'more than 10000 included namespaces',
+      (o) => (targets(o).includedNamespaces = { list: Array.from({ length: 10_001 }, (_, i) => ({ name: `ns-${i}` })) }),
+      [{ path: 'spec.targets.includedNamespaces.list', message: 'must NOT have more than 10000 items' }],
+    ],
+    [
+      'an excluded namespace name longer than a DNS label',
+      (o) => (targets(o).excludedNamespaces = { list: [{ name: 'x'.repeat(64) }] }),
+      [{ path: 'spec.targets.excludedNamespaces.list[0].name', message: 'must NOT have more than 63 characters' }],
+    ],
+    [
+      'more than 64 matchExpressions',
+      (o) => (targets(o).namespaceLabelSelector = { matchExpressions: Array.from({ length: 65 }, () => ({ key: 'k', operator: 'Exists' })) }),
+      [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions', message: 'must NOT have more than 64 items' }],
+    ],
+    [
+      'more than 64 matchLabels',
+      (o) => (targets(o).namespaceLabelSelector = { matchLabels: Object.fromEntries(Array.from({ length: 65 }, (_, i) => [`k${i}`, 'v'])) }),
+      [{ path: 'spec.targets.namespaceLabelSelector.matchLabels', message: 'must NOT have more than 64 properties' }],
+    ],
+    [
+      'more than 10000 values in an expression',
+      (o) => (targets(o).namespaceLabelSelector = { matchExpressions: [{ key: 'k', operator: 'In', values: Array.from({ length: 10_001 }, (_, i) => `v${i}`) }] }),
+      [{ path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values', message: 'must NOT have more than 10000 items' }],
+    ],
     ['int32 overflow', (o) => (o.status = { desired: 2 ** 31 }), [{ path: 'status.desired', message: 'must match format "int32"' }]],
     ['not an integer', (o) => (o.status = { failed: 1.5 }), [{ path: 'status.failed', message: 'must be integer' }]],
     [
