@@ -4,7 +4,8 @@
 // read found an object outside our cache (a foreign object, or a copy whose label was removed),
 // later passes read before writing, so a settled conflict costs one GET per pass and never a
 // failed write; under writePolicy strict every unknown namespace is read first, since one
-// conflict anywhere forbids every write.
+// conflict anywhere forbids every write; and so is every namespace of a distribution whose status
+// counts copies the cache does not hold (see readsFirst).
 import { computeTargets } from '../domain/targets.js';
 import type { DistributedKind, NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
@@ -58,9 +59,15 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
     else uncachedObjects.delete(rd.metadata.name);
   }
 
-  /** Strict reads every namespace it does not know; otherwise only those known to hold something. */
+  /**
+   * Strict reads every namespace it does not know, and so does a distribution whose status counts
+   * more copies than the cache holds (copies made by another controller, e.g. OpenKruise's, which
+   * carry no label of ours: each is then taken over by one update, without a failed create first).
+   * Otherwise only namespaces known to hold something are read.
+   */
   function readsFirst(rd: ResourceDistribution): (namespace: string) => boolean {
     if (rd.spec.writePolicy === 'strict') return () => true;
+    if ((rd.status?.succeeded ?? 0) > caches.copies.byDistribution(rd.metadata.name).length) return () => true;
     const known = uncachedObjects.get(rd.metadata.name);
     return (namespace) => known?.has(namespace) === true;
   }
