@@ -151,6 +151,25 @@ const plausibleReview = fc.record({
 const NS_KIND = { group: '', version: 'v1', kind: 'Namespace' };
 const uidOf = (body: unknown): unknown => (body as { request?: { uid?: unknown } } | null)?.request?.uid;
 
+type ListedTargets = { includedNamespaces?: { list?: { name?: unknown }[] }; excludedNamespaces?: { list?: { name?: unknown }[] } };
+
+/** The targets of a CREATE or UPDATE the webhook allowed; undefined otherwise. */
+function allowedWriteTargets(body: unknown, answer: Answer): ListedTargets | undefined {
+  const request = (body as { request?: { operation?: unknown; object?: { spec?: { targets?: unknown } } } }).request;
+  if (answer.status !== 200 || answer.body.response?.allowed !== true) return undefined;
+  if (request?.operation !== 'CREATE' && request?.operation !== 'UPDATE') return undefined;
+  const targets = request.object?.spec?.targets;
+  return targets !== null && typeof targets === 'object' ? (targets) : undefined;
+}
+
+/** Every listed name a namespace name, none both included and excluded. */
+function expectTargetRules(targets: ListedTargets): void {
+  const included = (targets.includedNamespaces?.list ?? []).map((entry) => entry.name);
+  const excluded = new Set((targets.excludedNamespaces?.list ?? []).map((entry) => entry.name));
+  for (const name of [...included, ...excluded]) expect(typeof name === 'string' && isDnsLabel(name)).toBe(true);
+  expect(included.filter((name) => excluded.has(name))).toEqual([]);
+}
+
 describe('admission fuzzing', () => {
   it.each(Object.entries(PATHS))('%s: arbitrary bytes and JSON get a well-formed answer', async (_name, path) => {
     await fc.assert(
@@ -174,18 +193,10 @@ describe('admission fuzzing', () => {
       fc.asyncProperty(fc.oneof(envelope(RD_KIND, distribution), envelope(RD_KIND, plausibleDistribution), plausibleReview), async (body) => {
         const answer = await send(PATHS.distributions, body);
         expectWellFormed(answer, uidOf(body));
-        const request = (body as { request?: { operation?: unknown; object?: { spec?: { targets?: unknown } } } }).request;
-        const admits = answer.status === 200 && answer.body.response?.allowed === true;
-        if (!admits || (request?.operation !== 'CREATE' && request?.operation !== 'UPDATE')) return;
+        const targets = allowedWriteTargets(body, answer);
+        if (targets === undefined) return;
         allowedWrites++;
-        const targets = request.object?.spec?.targets as
-          | { includedNamespaces?: { list?: { name?: unknown }[] }; excludedNamespaces?: { list?: { name?: unknown }[] } }
-          | undefined;
-        if (targets === undefined || typeof targets !== 'object') return;
-        const included = (targets.includedNamespaces?.list ?? []).map((entry) => entry.name);
-        const excluded = new Set((targets.excludedNamespaces?.list ?? []).map((entry) => entry.name));
-        for (const name of [...included, ...excluded]) expect(typeof name === 'string' && isDnsLabel(name)).toBe(true);
-        expect(included.filter((name) => excluded.has(name))).toEqual([]);
+        expectTargetRules(targets);
       }),
       { numRuns: RUNS },
     );
