@@ -1,4 +1,3 @@
-import { isDeepStrictEqual } from 'node:util';
 import type { Logger } from '../log.js';
 import { allowed, type AdmissionRequest, type Verdict } from './review.js';
 import type { Webhook } from './webhook-route.js';
@@ -24,12 +23,25 @@ function metadataOf(object: unknown): NamespaceMeta {
   return (object as { metadata?: NamespaceMeta } | null | undefined)?.metadata ?? {};
 }
 
+/**
+ * Labels are a flat map of strings: compared one level deep, never recursively, so that a crafted
+ * review with deeply nested "labels" costs no more than a real one (and cannot overflow the stack).
+ */
+export function sameLabels(a: unknown, b: unknown): boolean {
+  const left = a ?? {};
+  const right = b ?? {};
+  if (typeof left !== 'object' || typeof right !== 'object' || left === null || right === null) return left === right;
+  const leftEntries = Object.entries(left);
+  if (leftEntries.length !== Object.keys(right).length) return false;
+  return leftEntries.every(([key, value]) => Object.hasOwn(right, key) && (right as Record<string, unknown>)[key] === value);
+}
+
 /** Pure: does this request change which distributions may target the namespace? */
 export function startsGeneration(request: AdmissionRequest): boolean {
   if (request.dryRun === true || request.kind.group !== '' || request.kind.kind !== 'Namespace') return false;
   if (request.operation === 'CREATE') return true;
   if (request.operation !== 'UPDATE') return false;
-  return !isDeepStrictEqual(metadataOf(request.object).labels ?? {}, metadataOf(request.oldObject).labels ?? {});
+  return !sameLabels(metadataOf(request.object).labels, metadataOf(request.oldObject).labels);
 }
 
 /**
