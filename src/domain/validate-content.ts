@@ -127,8 +127,10 @@ function checkSecretType(resource: UnknownRecord): FieldProblem[] {
 function checkSecret(resource: UnknownRecord): FieldProblem[] {
   const data = checkMap(resource, { field: 'data', base64: true });
   const stringData = checkMap(resource, { field: 'stringData', base64: false });
-  // A key in both counts once: stringData replaces it.
-  const overridden = mapKeys(resource, 'stringData').filter((k) => mapKeys(resource, 'data').includes(k));
+  // A key in both counts once: stringData replaces it. (A set: a crafted Secret with many shared
+  // keys must cost linear time, not keys squared.)
+  const dataKeys = new Set(mapKeys(resource, 'data'));
+  const overridden = mapKeys(resource, 'stringData').filter((k) => dataKeys.has(k));
   const dataMap = asRecord(resource.data) ?? {};
   const shadowed = overridden.reduce((sum, k) => sum + (typeof dataMap[k] === 'string' ? decodedLength(dataMap[k]) : 0), 0);
   return [
@@ -143,8 +145,8 @@ function checkSecret(resource: UnknownRecord): FieldProblem[] {
 function checkConfigMap(resource: UnknownRecord): FieldProblem[] {
   const data = checkMap(resource, { field: 'data', base64: false });
   const binary = checkMap(resource, { field: 'binaryData', base64: true });
-  const dataKeys = mapKeys(resource, 'data');
-  const both = mapKeys(resource, 'binaryData').filter((key) => dataKeys.includes(key));
+  const dataKeys = new Set(mapKeys(resource, 'data'));
+  const both = mapKeys(resource, 'binaryData').filter((key) => dataKeys.has(key));
   return [
     ...data.problems,
     ...binary.problems,

@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { base64, distribution, seedSample, type DistributionBuilder } from '../../test/unit/builders.js';
 import { loadCrdSchema } from '../k8s/crd-schema.js';
 import { compileSpecValidator } from './schema.js';
+import { validateContent } from './validate-content.js';
 import { validateDistribution } from './validate.js';
 
 const schema = compileSpecValidator(loadCrdSchema());
@@ -195,5 +196,39 @@ describe('validateDistribution: never echoes Secret data', () => {
   it('a bad base64 value is not quoted', () => {
     const result = check(secret().data({ password: 'hunter2 is my password' }).build());
     expect(JSON.stringify(result)).not.toContain('hunter2');
+  });
+});
+
+describe('validateContent cost', () => {
+  /** A map that counts how often its key list is taken. */
+  function counted(entries: Record<string, string>): { map: Record<string, string>; listings: () => number } {
+    let listings = 0;
+    const map = new Proxy(entries, {
+      ownKeys(target) {
+        listings++;
+        return Reflect.ownKeys(target);
+      },
+    });
+    return { map, listings: () => listings };
+  }
+
+  // Keys present in two maps at once were found by listing one map once per key of the other:
+  // 10,000 shared keys froze the event loop for seconds.
+  it.each([
+    ['Secret', 'data', 'stringData'],
+    ['ConfigMap', 'data', 'binaryData'],
+  ] as const)('%s: lists %s a bounded number of times, however many keys %s shares with it', (kind, listed, other) => {
+    const keys = Array.from({ length: 2_000 }, (_, i) => `k${i}`);
+    const { map, listings } = counted(Object.fromEntries(keys.map((key) => [key, base64('v')])));
+    const resource = { apiVersion: 'v1', kind, metadata: { name: 'x' }, [listed]: map, [other]: Object.fromEntries(keys.map((key) => [key, other === 'binaryData' ? base64('v') : 'v'])) };
+    const includes = vi.spyOn(Array.prototype, 'includes');
+    try {
+      validateContent(resource, kind);
+      // Neither re-listing one map per key of the other, nor searching a key array per key.
+      expect(listings()).toBeLessThanOrEqual(10);
+      expect(includes.mock.calls.length).toBeLessThanOrEqual(50);
+    } finally {
+      includes.mockRestore();
+    }
   });
 });
