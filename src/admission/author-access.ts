@@ -1,6 +1,6 @@
 import { mapBounded } from '../bounded.js';
 import type { AccessAnswer, AccessCheck, AccessReviewer, Subject } from '../k8s/access-review.js';
-import { REQUIRED_VERBS, type RequiredAccess } from './required-access.js';
+import type { RequiredAccess } from './required-access.js';
 import type { UserInfo } from './review.js';
 
 /** Denial lines name at most this many namespaces; one more line counts the rest. */
@@ -35,8 +35,8 @@ function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly 
 }
 
 /**
- * Asks whether the author may create and update the distributed kind everywhere the distribution
- * writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
+ * Asks whether the author may write (access.verbs) the distributed kind everywhere the
+ * distribution writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
  * Review failures propagate: the caller answers `errored`, which denies.
  *
  * When the reviewer remembers every answer (the usual case: one author, a cache), the lines come
@@ -52,7 +52,7 @@ export function missingAccess(
   const subject = subjectOf(user);
   const namespaces = access.namespaces === 'all' ? [''] : access.namespaces;
   const checks: AccessCheck[] = namespaces.flatMap((namespace) =>
-    REQUIRED_VERBS.map((verb) => ({ subject, verb, group: '', resource: access.resource, namespace })),
+    access.verbs.map((verb) => ({ subject, verb, group: '', resource: access.resource, namespace })),
   );
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));

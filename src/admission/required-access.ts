@@ -1,7 +1,12 @@
 import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
 
 /** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
-export const REQUIRED_VERBS = ['create', 'update'] as const;
+const WRITE_VERBS = ['create', 'update'] as const;
+/**
+ * writePolicy overwrite also deletes: it recreates a foreign object whose change an update cannot
+ * make (a Secret's type, an immutable object), so the author must be allowed to delete there too.
+ */
+const OVERWRITE_VERBS = ['create', 'update', 'delete'] as const;
 
 /**
  * What the author of a distribution must be allowed to do for us to write its copies on their
@@ -10,6 +15,7 @@ export const REQUIRED_VERBS = ['create', 'update'] as const;
  */
 export interface RequiredAccess {
   resource: 'secrets' | 'configmaps';
+  verbs: readonly string[];
   namespaces: readonly string[] | 'all';
 }
 
@@ -24,9 +30,10 @@ function hasSelector(selector: ResourceDistribution['spec']['targets']['namespac
 /** Pure: the access a valid distribution requires of its author. */
 export function requiredAccess(distribution: ResourceDistribution, forbidden: readonly string[] = []): RequiredAccess {
   const resource = distribution.spec.resource.kind === 'Secret' ? 'secrets' : 'configmaps';
+  const verbs = distribution.spec.writePolicy === 'overwrite' ? OVERWRITE_VERBS : WRITE_VERBS;
   const targets = distribution.spec.targets;
-  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, namespaces: 'all' };
+  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, verbs, namespaces: 'all' };
   const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbidden]);
   const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
-  return { resource, namespaces };
+  return { resource, verbs, namespaces };
 }

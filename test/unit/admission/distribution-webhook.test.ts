@@ -130,6 +130,20 @@ describe('distribution webhook: the author must be allowed to write every copy',
     });
   });
 
+  // overwrite recreates a foreign object an update cannot change (delete + create): an author who
+  // may not delete there must not get that done on their behalf.
+  it.each([
+    { policy: 'ignore', allowed: true, message: undefined },
+    { policy: 'overwrite', allowed: false, message: 'spec.targets: user "erin" may not delete secrets in namespace "team-a"' },
+  ] as const)('with writePolicy $policy, an author who may not delete is allowed: $allowed', async ({ policy, allowed, message }) => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('erin', ['create', 'update'], 'secrets', 'team-a');
+    const rd = distribution('creds').secret('creds', { token: 't' }).included('team-a').writePolicy(policy).build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('erin'));
+    expect(response.allowed).toBe(allowed);
+    expect(response.status?.message).toBe(message);
+  });
+
   it('skips namespaces that are never targeted', async () => {
     const { app, reviewer } = testApp({ forbiddenNamespaces: ['locked'] });
     reviewer.grant('bob', ['create', 'update'], 'configmaps', 'team-a');
