@@ -93,6 +93,8 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
   const rejectMalformed = (c: Context, status: 400 | 413, message: string): Response => {
     metrics.admissionRequests.inc({ webhook: name, operation: 'UNKNOWN', decision: 'bad-request' });
     log.warn({ webhook: name, status, reason: message }, 'admission request rejected');
+    // The rest of an oversize body was never read: the connection cannot carry another request.
+    if (status === 413) c.header('Connection', 'close');
     return problem(c, status, message);
   };
 

@@ -98,4 +98,28 @@ describe('HTTPS listener', () => {
     const refused = await postChunked(server.port, ca.cert, '/validate/resourcedistributions', JSON.stringify(big));
     expect(refused).toEqual({ status: 413, json: { message: 'body larger than 2048 bytes' } });
   });
+
+  it('closes the connection after refusing a chunked oversize body, instead of leaving it hanging', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp({ bodyLimitBytes: 2048 });
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log });
+    const body = JSON.stringify(review().distribution(distribution('big').secret('s').data({ k: base64('x'.repeat(8192)) }).build()).body());
+    const socket = connect({ host: '127.0.0.1', port: server.port, ca: ca.cert, servername: 'localhost' });
+    let answer = '';
+    socket.setEncoding('utf8');
+    socket.on('data', (chunk: string) => (answer += chunk));
+    const closed = new Promise<string>((resolve) => socket.on('close', () => resolve('closed')));
+    await new Promise((resolve) => socket.once('secureConnect', resolve));
+    socket.write('POST /validate/resourcedistributions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n');
+    for (let i = 0; i < body.length; i += 512) {
+      const part = body.slice(i, i + 512);
+      socket.write(`${Buffer.byteLength(part).toString(16)}\r\n${part}\r\n`);
+    }
+    socket.write('0\r\n\r\n');
+    const outcome = await Promise.race([closed, new Promise<string>((resolve) => setTimeout(() => resolve('still open'), 5000))]);
+    socket.destroy();
+    expect(answer).toMatch(/^HTTP\/1\.1 413 /);
+    expect(answer.toLowerCase()).toContain('connection: close');
+    expect(outcome).toBe('closed');
+  });
 });
