@@ -93,9 +93,15 @@ export function createAccessReviewer(client: KubeClient, metrics?: Metrics, time
 export interface AccessCacheOptions {
   ttlMs: number;
   max?: number;
+  /** Memory the remembered answers may hold (default 16 MiB); one answer at most a sixteenth of it. */
+  maxBytes?: number;
   /** Monotonic milliseconds; injected by tests to expire entries without waiting. */
   now?: () => number;
 }
+
+/** What the answers may hold at most: keys (UTF-16, two bytes a character) plus a fixed overhead each. */
+const DEFAULT_MAX_BYTES = 16 * 1024 * 1024;
+const ENTRY_OVERHEAD_BYTES = 200;
 
 function cacheKey(check: AccessCheck): string {
   const { subject } = check;
@@ -110,8 +116,14 @@ function cacheKey(check: AccessCheck): string {
  */
 export function cachedAccessReviewer(inner: AccessReviewer, options: AccessCacheOptions): AccessReviewer {
   if (options.ttlMs <= 0) return inner;
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const cache = new LRUCache<string, AccessAnswer, AccessCheck>({
     max: options.max ?? 10_000,
+    // Bounded by size too: the key holds the user's name, groups and extra as the request gave
+    // them, and a few requests with huge ones must not hold hundreds of MiB.
+    maxSize: maxBytes,
+    maxEntrySize: Math.max(1, Math.floor(maxBytes / 16)),
+    sizeCalculation: (_answer, key) => ENTRY_OVERHEAD_BYTES + 2 * key.length,
     ttl: options.ttlMs,
     ...(options.now ? { perf: { now: options.now }, ttlResolution: 0 } : {}),
     fetchMethod: (_key, _stale, { context }) => inner.review(context),

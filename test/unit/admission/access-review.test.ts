@@ -16,6 +16,21 @@ const check = (overrides: Partial<AccessCheck> = {}): AccessCheck => ({
 });
 
 describe('cachedAccessReviewer', () => {
+  // 150 requests with 1 MiB user names once held 303 MiB: the cache is bounded by size as well.
+  it.each([
+    { what: 'forgets the oldest answers once their keys fill maxBytes', name: 'x'.repeat(20_000), count: 30, firstAskedAgain: true },
+    { what: 'never keeps an answer whose key alone is over a sixteenth of maxBytes', name: 'x'.repeat(40_000), count: 1, firstAskedAgain: true },
+    { what: 'keeps small answers', name: 'alice', count: 20, firstAskedAgain: false },
+  ])('$what', async ({ name, count, firstAskedAgain }) => {
+    const inner = new FakeAccessReviewer();
+    const cached = cachedAccessReviewer(inner, { ttlMs: 60_000, maxBytes: 1_000_000 });
+    for (let i = 0; i < count; i++) await cached.review(check({ subject: { username: `${name}-${i}`, groups: [] } }));
+    const asked = inner.checks.length;
+    await cached.review(check({ subject: { username: `${name}-0`, groups: [] } }));
+    expect(inner.checks.length - asked).toBe(firstAskedAgain ? 1 : 0);
+  });
+
+
   it('answers a repeated question from the cache until the TTL passes', async () => {
     let now = 1000;
     const inner = new FakeAccessReviewer().grant('alice', ['create'], 'secrets', 'team-a');
