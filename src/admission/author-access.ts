@@ -47,6 +47,7 @@ export function missingAccess(
   reviewer: AccessReviewer,
   user: UserInfo,
   access: RequiredAccess,
+  signal?: AbortSignal,
   parallelism = 8,
 ): string[] | Promise<string[]> {
   const subject = subjectOf(user);
@@ -57,7 +58,7 @@ export function missingAccess(
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
   if (unanswered.length === 0) return deniedLines(subject, access, checks, answers);
-  return mapBounded(unanswered, parallelism, (i) => reviewer.review(checks[i] as AccessCheck)).then((asked) => {
+  return mapBounded(unanswered, parallelism, (i) => reviewer.review(checks[i] as AccessCheck), signal).then((asked) => {
     unanswered.forEach((index, i) => (answers[index] = asked[i]));
     return deniedLines(subject, access, checks, answers);
   });

@@ -28,7 +28,7 @@ function isBeingDeleted(object: unknown): boolean {
  * Decides synchronously when every access answer is remembered (see `missingAccess`).
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
-  return (request): Verdict | Promise<Verdict> => {
+  return (request, signal): Verdict | Promise<Verdict> => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
     // Only a misconfigured webhook sends anything else: we have no say over it.
     if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
@@ -43,7 +43,7 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
 
     const access = requiredAccess(request.object as ResourceDistribution, deps.forbiddenNamespaces);
-    const refused = missingAccess(deps.accessReviewer, request.userInfo, access);
+    const refused = missingAccess(deps.accessReviewer, request.userInfo, access, signal);
     return Array.isArray(refused) ? accessVerdict(refused, warnings) : refused.then((lines) => accessVerdict(lines, warnings));
   };
 }

@@ -11,7 +11,8 @@ import { allowed, decodeReview, encodeReview, errored, type AdmissionRequest, ty
  * decoding, a deadline, exception recovery that still echoes the uid, one log line and the
  * metrics. A webhook itself is a function from request to verdict and knows nothing of HTTP.
  */
-export type Webhook = (request: AdmissionRequest) => Verdict | Promise<Verdict>;
+/** `signal` is aborted once the answer has gone out without it (the deadline passed): start nothing more. */
+export type Webhook = (request: AdmissionRequest, signal: AbortSignal) => Verdict | Promise<Verdict>;
 
 export interface WebhookRouteOptions {
   /** Name used in logs and metrics. */
@@ -113,15 +114,20 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
    */
   const decide = (request: AdmissionRequest): Decided | Promise<Decided> => {
     let verdict: Verdict | Promise<Verdict>;
+    const abandoned = new AbortController();
     try {
-      verdict = webhook(request);
+      verdict = webhook(request, abandoned.signal);
     } catch (error) {
       return failed(request, error);
     }
     if (!isPromiseLike(verdict)) return { verdict, decision: verdict.decision };
     return withDeadline(Promise.resolve(verdict), options.deadlineMs, what).then(
       (decided) => ({ verdict: decided, decision: decided.decision }),
-      (error: unknown) => failed(request, error),
+      (error: unknown) => {
+        // Answered without it: queued work (access reviews) must not go on being sent.
+        abandoned.abort();
+        return failed(request, error);
+      },
     );
   };
 

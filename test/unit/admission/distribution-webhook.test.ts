@@ -206,4 +206,16 @@ describe('distribution webhook: the author must be allowed to write every copy',
       status: { code: 500, reason: 'InternalError', message: 'internal error while reviewing the request' },
     });
   });
+
+  it('stops sending the queued access reviews once the deadline has answered the request', async () => {
+    let started = 0;
+    const slow = { review: () => (started++, new Promise<{ allowed: boolean }>((resolve) => setTimeout(() => resolve({ allowed: true }), 300))) };
+    const { app } = testApp({ accessReviewer: slow, deadlinesMs: { distributions: 100, namespaces: 100 } });
+    const namespaces = Array.from({ length: 100 }, (_, i) => `team-${i}`);
+    const response = await admit(app, 'distributions', review().distribution(distribution('x').configMap('c', { a: 'b' }).included(...namespaces).build()));
+    expect(response.status?.code).toBe(504);
+    // The reviews in flight finish; none of the 192 still queued is sent.
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(started).toBe(8);
+  });
 });
