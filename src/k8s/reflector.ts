@@ -154,6 +154,7 @@ export class Reflector<T extends Stored> {
     }
     const info = error === undefined ? undefined : describeApiError(error);
     if (info?.code === GONE) {
+      this.options.log.info({ resource: this.options.resource }, 'watch expired, relisting');
       void this.relist();
       return;
     }

@@ -2,6 +2,7 @@ import { rmSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
 import { ensureBinaries, type BinaryPaths } from './binaries.js';
 import { registerTeardown } from './exit-hooks.js';
@@ -16,9 +17,23 @@ export interface ControlPlane {
   /** Admin (system:masters) client configuration. */
   kubeConfig: KubeConfig;
   serverUrl: string;
+  /** etcd's client URL (plain HTTP on loopback), for tests that compact or inspect storage. */
+  etcdUrl: string;
   /** Temp dir with certificates, kubeconfig, etcd data and one `<server>.log` per process. */
   dir: string;
+  /**
+   * Stops one server (SIGTERM, SIGKILL after 5 s; `crash`: SIGKILL at once), waits `downMs`,
+   * starts it again with the same flags, ports and data, and resolves once it is ready again.
+   */
+  restart(server: RestartableServer, options?: RestartOptions): Promise<void>;
   stop(): Promise<void>;
+}
+
+export type RestartableServer = 'etcd' | 'kube-apiserver';
+
+export interface RestartOptions {
+  crash?: boolean;
+  downMs?: number;
 }
 
 export interface StartControlPlaneOptions {
@@ -32,6 +47,8 @@ export interface StartControlPlaneOptions {
   binaries?: BinaryPaths;
   /** Per-server readiness timeout; default 60 s. */
   readyTimeoutMs?: number;
+  /** Extra kube-apiserver flags, appended to the defaults. */
+  apiserverFlags?: readonly string[];
 }
 
 const ATTEMPTS = 3;
@@ -84,6 +101,21 @@ async function startOnce(binaries: BinaryPaths, options: Options): Promise<Contr
   }
 }
 
+/** How to start one server and when it counts as ready; kept so that it can be restarted. */
+interface ServerSpec {
+  name: string;
+  command: string;
+  args: string[];
+  ready(child: ManagedProcess): Promise<void>;
+}
+
+/** Starts `spec` in slot `at` of `processes` (default: a new last slot; the order is the stop order reversed). */
+async function launch(spec: ServerSpec, dir: string, processes: ManagedProcess[], at = processes.length): Promise<void> {
+  const child = startProcess(spec.name, spec.command, spec.args, dir);
+  processes[at] = child;
+  await spec.ready(child);
+}
+
 async function boot(
   binaries: BinaryPaths,
   dir: string,
@@ -96,21 +128,33 @@ async function boot(
   const [pki, [etcdClient = 0, etcdPeer = 0, apiserver = 0]] = await Promise.all([writeControlPlanePki(pkiDir), freePorts(3)]);
   const ports: Ports = { etcdClient, etcdPeer, apiserver };
   const serverUrl = `https://127.0.0.1:${apiserver}`;
-
-  const etcd = startProcess('etcd', binaries.etcd, etcdArgs(dir, ports), dir);
-  processes.push(etcd);
-  await waitUntilReady(etcd, 'healthy', async () => (await httpGet(`http://127.0.0.1:${etcdClient}/health`))?.body.includes('"true"') ?? false, timeout);
-
-  const kubeApiserver = startProcess('kube-apiserver', binaries.kubeApiserver, apiserverArgs(dir, ports, pki), dir);
-  processes.push(kubeApiserver);
+  const etcdUrl = `http://127.0.0.1:${etcdClient}`;
   const tls: TlsClient = { ca: pki.caCert, cert: pki.admin.cert, key: pki.admin.key };
-  await waitUntilReady(kubeApiserver, '/readyz', async () => (await httpGet(`${serverUrl}/readyz`, tls))?.status === 200, timeout);
-  await waitUntilReady(
-    kubeApiserver,
-    'namespace default',
-    async () => (await httpGet(`${serverUrl}/api/v1/namespaces/default`, tls))?.status === 200,
-    timeout,
-  );
+
+  const specs: Record<RestartableServer, ServerSpec> = {
+    etcd: {
+      name: 'etcd',
+      command: binaries.etcd,
+      args: etcdArgs(dir, ports),
+      ready: (child) => waitUntilReady(child, 'healthy', async () => (await httpGet(`${etcdUrl}/health`))?.body.includes('"true"') ?? false, timeout),
+    },
+    'kube-apiserver': {
+      name: 'kube-apiserver',
+      command: binaries.kubeApiserver,
+      args: [...apiserverArgs(dir, ports, pki), ...(options.apiserverFlags ?? [])],
+      ready: async (child) => {
+        await waitUntilReady(child, '/readyz', async () => (await httpGet(`${serverUrl}/readyz`, tls))?.status === 200, timeout);
+        await waitUntilReady(
+          child,
+          'namespace default',
+          async () => (await httpGet(`${serverUrl}/api/v1/namespaces/default`, tls))?.status === 200,
+          timeout,
+        );
+      },
+    },
+  };
+  await launch(specs.etcd, dir, processes);
+  await launch(specs['kube-apiserver'], dir, processes);
 
   const kubeconfigPath = join(dir, 'kubeconfig');
   await writeKubeconfig(kubeconfigPath, serverUrl, pki.caCert, pki.admin);
@@ -121,7 +165,17 @@ async function boot(
   const controllerManager = startProcess('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(kubeconfigPath), dir);
   processes.push(controllerManager);
   await waitForControllers(controllerManager, timeout);
-  return { kubeconfigPath, kubeConfig, serverUrl };
+
+  const restart = async (server: RestartableServer, restartOptions: RestartOptions = {}): Promise<void> => {
+    const index = processes.findIndex((child) => child.name === server && !child.hasExited());
+    const running = processes[index];
+    if (!running) throw new Error(`${server} is not running`);
+    await running.stop(restartOptions.crash ? 0 : undefined);
+    if (restartOptions.downMs) await sleep(restartOptions.downMs);
+    options.log(`restarting ${server}`);
+    await launch(specs[server], dir, processes, index);
+  };
+  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, restart };
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only

@@ -1,5 +1,5 @@
 export { ensureBinaries, ensureWriteLoop, binaryCacheDir, type BinaryPaths, type EnsureBinariesOptions } from './binaries.js';
-export { startControlPlane, type ControlPlane, type StartControlPlaneOptions } from './control-plane.js';
+export { startControlPlane, type ControlPlane, type RestartableServer, type RestartOptions, type StartControlPlaneOptions } from './control-plane.js';
 export { applyManifestFiles, readManifests, waitForCrdEstablished } from './manifests.js';
 export { createCertificateAuthority, issueClientCert, issueServingCert, type KeyAndCert } from './pki.js';
 export { startLocalCluster, CRD_DIR, POLICIES_DIR, LOCAL_KUBECONFIG, REPO_ROOT, type LocalClusterOptions } from './local-cluster.js';

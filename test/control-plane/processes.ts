@@ -17,7 +17,7 @@ export interface ManagedProcess {
   hasExited(): boolean;
   /** The last bytes of the log, for error messages. */
   tail(bytes?: number): Promise<string>;
-  /** SIGTERM to the process group, SIGKILL after `graceMs`; resolves once the process is gone. */
+  /** SIGTERM to the process group, SIGKILL after `graceMs` (at once if 0); resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
   /** SIGKILL to the process group without waiting (for the synchronous `exit` hook). */
   killNow(): void;
@@ -92,6 +92,11 @@ export function startProcess(name: string, command: string, args: readonly strin
 
   const stop = async (graceMs = 5_000): Promise<void> => {
     if (done) return;
+    if (graceMs <= 0) {
+      signalGroup(pid, 'SIGKILL');
+      await exited;
+      return;
+    }
     signalGroup(pid, 'SIGTERM');
     if (await waitWithTimeout(exited, graceMs)) return;
     signalGroup(pid, 'SIGKILL');
