@@ -33,6 +33,11 @@ export interface Config {
   tlsSecret: string;
   certDir: string;
   webhookNames: WebhookNames;
+  /**
+   * Local mode: where the API server calls the webhooks (scheme, host, port). Unset: this process's
+   * own listener. Set when several replicas serve one address; they then leave it registered at stop.
+   */
+  webhookUrl: string | undefined;
   logLevel: string;
   sweepIntervalMs: number;
   concurrency: number;
@@ -157,6 +162,17 @@ function readWebhookNames(r: Reader): WebhookNames {
   return { distributions, namespaces };
 }
 
+function readWebhookUrl(r: Reader): string | undefined {
+  const value = r.raw('RD_WEBHOOK_URL');
+  if (value === undefined) return undefined;
+  const url = URL.canParse(value) ? new URL(value) : undefined;
+  if (url?.protocol !== 'https:' || url.pathname !== '/' || url.search !== '' || url.username !== '') {
+    r.problems.push(`RD_WEBHOOK_URL=${value}: must be https://<host>[:<port>] (no path, query or credentials)`);
+    return undefined;
+  }
+  return url.origin;
+}
+
 function readTls(r: Reader): TlsSettings {
   const tls: TlsSettings = {
     caValidityMs: r.duration('RD_CA_VALIDITY', '1825d', 60_000),
@@ -212,6 +228,7 @@ export function loadConfig(env: Env = process.env): Config {
     tlsSecret: r.string('RD_TLS_SECRET', 'resource-distributor-tls', DNS_SUBDOMAIN, 'a DNS subdomain'),
     certDir: r.string('RD_CERT_DIR', 'certs'),
     webhookNames: readWebhookNames(r),
+    webhookUrl: readWebhookUrl(r),
     logLevel: r.oneOf('RD_LOG_LEVEL', 'info', LOG_LEVELS),
     sweepIntervalMs: r.duration('RD_SWEEP_INTERVAL', '5m', 1000),
     concurrency: r.integer('RD_CONCURRENCY', 4, 1, 256),

@@ -52,10 +52,11 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
   let applied: string | undefined;
   return async (trust) => {
     if (trust === applied) return false;
+    const base = config.webhookUrl ?? `https://127.0.0.1:${port()}`;
     const configurations = webhookConfigurations({
       names: config.webhookNames,
       ownNamespace: config.namespace,
-      clientConfig: (path) => ({ url: `https://127.0.0.1:${port()}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
+      clientConfig: (path) => ({ url: `${base}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
     });
     await applyWebhookConfigurations(client, configurations);
     applied = trust;
@@ -113,8 +114,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const shutdown = async (): Promise<void> => {
     shuttingDown = true;
     log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+    https?.drain();
     certificates.stop();
-    if (config.mode === 'local') {
+    // A shared address stays registered: the other replicas behind it go on serving.
+    if (config.mode === 'local' && config.webhookUrl === undefined) {
       await deleteWebhookConfigurations(client, webhookNameList(config)).catch((error: unknown) =>
         log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'),
       );

@@ -17,6 +17,11 @@ export interface HttpsServer {
   port: number;
   /** Presents another certificate to new connections, without a restart. */
   setCertificate(certificate: KeyPair): void;
+  /**
+   * From now on every answer closes its connection, so that clients open their next request
+   * elsewhere instead of sending it on a connection that `close` may shut under it.
+   */
+  drain(): void;
   /** Stops accepting, lets in-flight requests finish, then forces the rest closed after `timeoutMs`. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -43,6 +48,11 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Htt
   server.keepAliveTimeout = 120_000;
   server.headersTimeout = 15_000;
   server.requestTimeout = 30_000;
+  let draining = false;
+  // Before the application's handler, so that the header is in place whatever it answers.
+  server.prependListener('request', (_request, response) => {
+    if (draining) response.setHeader('Connection', 'close');
+  });
   server.on('tlsClientError', (error) => options.log.debug({ err: error }, 'TLS handshake failed'));
   // After listening, an error (such as running out of file descriptors on accept) must not crash the process.
   server.on('error', (error) => options.log.error({ err: error }, 'admission server error'));
@@ -53,6 +63,9 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Htt
     port,
     setCertificate(certificate) {
       server.setSecureContext({ key: certificate.key, cert: certificate.cert });
+    },
+    drain() {
+      draining = true;
     },
     close(timeoutMs) {
       return new Promise<void>((resolve) => {

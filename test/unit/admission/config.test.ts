@@ -85,6 +85,24 @@ describe('loadConfig', () => {
   });
 });
 
+describe('RD_WEBHOOK_URL', () => {
+  it.each([
+    [undefined, undefined],
+    ['https://127.0.0.1:9443', 'https://127.0.0.1:9443'],
+    ['https://webhooks.example.com/', 'https://webhooks.example.com'],
+    ['https://localhost:443', 'https://localhost'],
+  ])('%s is served as %s', (value, url) => {
+    expect(loadConfig({ RD_MODE: 'local', RD_WEBHOOK_URL: value }).webhookUrl).toBe(url);
+  });
+
+  it.each(['http://127.0.0.1:9443', 'https://127.0.0.1:9443/validate', 'https://u:p@127.0.0.1', 'https://127.0.0.1/?x=1', '127.0.0.1:9443'])(
+    '%s is refused, naming the setting',
+    (value) => {
+      expect(() => loadConfig({ RD_MODE: 'local', RD_WEBHOOK_URL: value })).toThrow(/RD_WEBHOOK_URL=.*must be https:\/\/<host>/);
+    },
+  );
+});
+
 describe('value syntaxes', () => {
   it.each([
     ['500ms', 500],

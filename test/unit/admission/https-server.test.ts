@@ -122,4 +122,22 @@ describe('HTTPS listener', () => {
     expect(answer.toLowerCase()).toContain('connection: close');
     expect(outcome).toBe('closed');
   });
+
+  it('answers with Connection: close once draining, so that no kept-alive connection is reused', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp();
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log });
+    const get = (): Promise<string | undefined> =>
+      new Promise((resolve, reject) => {
+        const req = httpsRequest({ host: '127.0.0.1', port: server!.port, ca: ca.cert, servername: 'localhost', path: '/healthz' }, (res) => {
+          res.resume();
+          res.on('end', () => resolve(res.headers.connection));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await get()).toBe('keep-alive');
+    server.drain();
+    expect(await get()).toBe('close');
+  });
 });
