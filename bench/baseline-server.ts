@@ -1,16 +1,30 @@
 // The admission baseline: the same server stack as the product (Hono over node:https, the same
-// certificate) with one trivial route answering a fixed small JSON. What the product adds on top
+// certificate) with trivial routes answering a fixed small JSON. What the product adds on top
 // of it is the cost of admission itself.
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import { startHttpsServer, type HttpsServer } from '../src/admission/https-server.js';
 import { createLogger } from '../src/log.js';
 import type { KeyPair } from '../src/tls/certificates.js';
 
 export const BASELINE_PATH = '/baseline';
+/**
+ * Reads the whole body first, from the socket's stream as the product's webhook route does, and
+ * answers how many bytes arrived: for large bodies, the baseline must move the bytes too (the
+ * plain route may answer before the client has finished sending).
+ */
+export const BASELINE_DRAIN_PATH = '/baseline/drain';
 
 export async function startBaselineServer(certificate: KeyPair): Promise<HttpsServer> {
   const app = new Hono();
   app.post(BASELINE_PATH, (c) => c.json({ ok: true }));
+  app.post(BASELINE_DRAIN_PATH, async (c) => {
+    const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+    let bytes = 0;
+    if (incoming === undefined) bytes = (await c.req.arrayBuffer()).byteLength;
+    else for await (const chunk of incoming as AsyncIterable<Buffer>) bytes += chunk.length;
+    return c.json({ ok: true, bytes });
+  });
   return startHttpsServer({
     fetch: app.fetch,
     port: 0,

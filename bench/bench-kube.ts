@@ -84,6 +84,11 @@ export class BenchKube {
     return plain<ResourceDistribution>(await this.custom.getClusterCustomObject({ ...RD, name }));
   }
 
+  /** Deletes it; its copies go with it (the garbage collector follows their ownerReferences). */
+  async deleteDistribution(name: string): Promise<void> {
+    await this.custom.deleteClusterCustomObject({ ...RD, name });
+  }
+
   async listDistributions(): Promise<ResourceDistribution[]> {
     const list = plain<{ items: ResourceDistribution[] }>(await this.custom.listClusterCustomObject({ ...RD }));
     return list.items;

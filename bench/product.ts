@@ -10,6 +10,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { loadConfig } from '../src/config.js';
 import { GROUP, PLURAL, VERSION } from '../src/domain/types.js';
 import type { CertificateBundle } from '../src/tls/certificates.js';
 import { fileStore } from '../src/tls/file-store.js';
@@ -31,6 +32,8 @@ export interface Product {
   pid: number;
   applyParallelism: number;
   sarCacheTtlMs: number;
+  /** The largest admission review it reads (RD_BODY_LIMIT, as it reads its own environment). */
+  bodyLimitBytes: number;
   certificates: CertificateBundle;
   scrape(): Promise<Scrape>;
   /** Full garbage collection in the product, then its RSS (from /proc) and heap (from /metrics). */
@@ -108,21 +111,22 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
   // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
   const extra = (process.env.RD_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
   const image = await imageNodeFlags(join(REPO_ROOT, 'Dockerfile'));
+  const env = {
+    ...process.env,
+    KUBECONFIG: kubeconfigPath,
+    RD_MODE: 'local',
+    RD_PORT: String(port),
+    RD_CERT_DIR: certDir,
+    RD_LOG_LEVEL: process.env.RD_BENCH_LOG ?? 'warn',
+    RD_SWEEP_INTERVAL: `${SWEEP_INTERVAL_SECONDS}s`,
+    RD_APPLY_PARALLELISM: String(APPLY_PARALLELISM),
+    RD_SAR_CACHE_TTL: `${sarCacheTtlMs / 1000}s`,
+    RD_LEADER_ELECTION: 'false',
+    RD_SHUTDOWN_TIMEOUT: '2s',
+  };
   const child = spawn(process.execPath, [...image, '--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {
     cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      KUBECONFIG: kubeconfigPath,
-      RD_MODE: 'local',
-      RD_PORT: String(port),
-      RD_CERT_DIR: certDir,
-      RD_LOG_LEVEL: process.env.RD_BENCH_LOG ?? 'warn',
-      RD_SWEEP_INTERVAL: `${SWEEP_INTERVAL_SECONDS}s`,
-      RD_APPLY_PARALLELISM: String(APPLY_PARALLELISM),
-      RD_SAR_CACHE_TTL: `${sarCacheTtlMs / 1000}s`,
-      RD_LEADER_ELECTION: 'false',
-      RD_SHUTDOWN_TIMEOUT: '2s',
-    },
+    env,
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
@@ -146,6 +150,7 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
       pid,
       applyParallelism: APPLY_PARALLELISM,
       sarCacheTtlMs,
+      bodyLimitBytes: loadConfig(env).bodyLimitBytes,
       certificates: stored.bundle,
       scrape,
       memory: async () => {

@@ -4,6 +4,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdmissionResult } from './admission-latency.js';
 import type { FanOutResult } from './fan-out.js';
+import type { LargestResult } from './largest.js';
 import type { MachineInfo } from './machine.js';
 import type { MemoryResult } from './memory.js';
 import type { PropagationResult } from './propagation.js';
@@ -16,6 +17,7 @@ export interface SectionResults {
   'fan-out'?: FanOutResult;
   'steady-state'?: SteadyStateResult;
   memory?: MemoryResult;
+  largest?: LargestResult;
 }
 
 export interface BenchResult {
@@ -179,19 +181,76 @@ function renderSteadyState(result: SteadyStateResult): string {
   ].join('\n');
 }
 
-export function renderSection(name: SectionName, sections: SectionResults): string {
-  switch (name) {
-    case 'admission':
-      return sections.admission ? renderAdmission(sections.admission) : '';
-    case 'propagation':
-      return sections.propagation ? renderPropagation(sections.propagation) : '';
-    case 'fan-out':
-      return sections['fan-out'] ? renderFanOut(sections['fan-out']) : '';
-    case 'steady-state':
-      return sections['steady-state'] ? renderSteadyState(sections['steady-state']) : '';
-    case 'memory':
-      return sections.memory ? renderMemory(sections.memory) : '';
-  }
+function fmtRatio(value: number): string {
+  return na(value) ? 'n/a' : `${value.toFixed(2)}x`;
+}
+
+function renderLargest(result: LargestResult): string {
+  const { admission: a, reconcile: r } = result;
+  const answer = a.answer.allowed
+    ? `allowed, ${a.answer.warnings} warnings`
+    : `denied (${a.answer.code ?? '?'}): ${(a.answer.message ?? '').split('\n')[0]?.slice(0, 120) ?? ''}`;
+  const run = (label: string, x: LargestResult['reconcile']['small']): string[] => [
+    label,
+    fmtMs(x.createMs),
+    fmtMs(x.convergedMs),
+    fmtMs(x.cpuMs),
+    `${fmtNumber(x.reconciles)} (${fmtMs(x.reconcileMeanMs)})`,
+  ];
+  const rounds = (runs: readonly { convergedMs: number }[]): string => runs.map((x) => fmtMs(x.convergedMs)).join(', ');
+  return [
+    '## 6. Largest distribution',
+    '',
+    `Admission: an AdmissionReview of ${fmtBytes(a.shape.bytes)} (the API server's request limit; the product reads up to ${fmtBytes(a.bodyLimitBytes)}): ` +
+      `${a.shape.includedEntries} included and ${a.shape.excludedEntries} excluded namespace names of 63 characters (none exist), ` +
+      `${a.shape.matchLabels} matchLabels and ${a.shape.expressions} expressions with ${a.shape.values} values (keys of 317, values of 63 characters), ` +
+      `and a Secret template whose ${a.shape.sharedKeys} keys are all in both data and stringData. POSTed ${a.requests} times in sequence over one keep-alive HTTPS connection after a warm-up. ` +
+      'Baseline: the same bytes to a route of the same server stack that reads the whole body and answers a small JSON, alternating with the product.',
+    '',
+    table(
+      ['', 'p50', 'p99', 'max', 'answer'],
+      [
+        ['product: distribution webhook', fmtMs(a.product.p50), fmtMs(a.product.p99), fmtMs(a.product.max), answer],
+        ['baseline: read the body, answer', fmtMs(a.baseline.p50), fmtMs(a.baseline.p99), fmtMs(a.baseline.max), 'every byte read'],
+        ['product / baseline', fmtRatio(a.ratio.p50), fmtRatio(a.ratio.p99), fmtRatio(a.ratio.max), ''],
+      ],
+    ),
+    '',
+    `The product's own mean (its admission histogram, body read to verdict): ${fmtMs(a.serverMeanMs)}. SubjectAccessReviews sent: ${a.accessReviews} ` +
+      '(a selector asks once per verb for every namespace, then the answers are cached).',
+    '',
+    `Reconcile: created through the API server, the largest distribution it can store (etcd's default 1.5 MiB request limit; the API server accepts 3 MiB but cannot store that): ` +
+      `${fmtBytes(r.shape.bytes)} as created, ${fmtBytes(r.largest.storedBytes)} with its status; ${r.shape.includedEntries} included entries naming the ${r.targets} target namespaces ` +
+      `(repeated: an included namespace that does not exist counts as desired and never succeeds), ${r.shape.excludedEntries} excluded names of 63 characters, ` +
+      `a selector of ${r.shape.matchLabels} label and ${r.shape.expressions} expressions (${r.shape.values} values) over the same namespaces. ` +
+      `Baseline: the same ConfigMap template over the same ${r.targets} namespaces listed once by name (${fmtBytes(r.smallBytes)}). ` +
+      `From the create request until the status, seen through a watch, reports every target succeeded for its generation; CPU: the product process's until it is quiet again. ` +
+      `Median of ${r.smallRounds.length} rounds (converged: small ${rounds(r.smallRounds)}; largest ${rounds(r.largestRounds)}).`,
+    '',
+    table(
+      ['distribution', 'create request', 'create -> converged', 'product CPU', 'reconciles (mean)'],
+      [
+        run(`small (${r.targets} names)`, r.small),
+        run('largest', r.largest),
+        ['largest / small', fmtRatio(r.ratio.createMs), fmtRatio(r.ratio.convergedMs), fmtRatio(r.ratio.cpuMs), ''],
+      ],
+    ),
+  ].join('\n');
+}
+
+/** One renderer per section, keyed by its name: a section without results renders as nothing. */
+const RENDERERS: { [K in SectionName]: (result: NonNullable<SectionResults[K]>) => string } = {
+  admission: renderAdmission,
+  propagation: renderPropagation,
+  'fan-out': renderFanOut,
+  memory: renderMemory,
+  'steady-state': renderSteadyState,
+  largest: renderLargest,
+};
+
+export function renderSection<K extends SectionName>(name: K, sections: SectionResults): string {
+  const result = sections[name];
+  return result === undefined ? '' : RENDERERS[name](result);
 }
 
 export function renderReport(result: BenchResult, order: readonly SectionName[]): string {

@@ -11,6 +11,7 @@ import { runAdmission } from './admission-latency.js';
 import { BenchKube } from './bench-kube.js';
 import { runFanOut } from './fan-out.js';
 import { Fleet } from './fleet.js';
+import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
 import { runMemory, type MemorySample } from './memory.js';
 import { buildProduct, startProduct, type Product } from './product.js';
@@ -53,6 +54,9 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       return;
     case 'steady-state':
       sections['steady-state'] = await runSteadyState({ product, size, distributions: (await kube.listDistributions()).length });
+      return;
+    case 'largest':
+      sections.largest = await runLargest({ kube, product, fleet, size });
       return;
   }
 }

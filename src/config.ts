@@ -236,7 +236,7 @@ export function loadConfig(env: Env = process.env): Config {
     forbiddenNamespaces: r.list('RD_FORBIDDEN_NAMESPACES', []),
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
-    bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '3Mi'),
+    bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
     tls: readTls(r),
     shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),

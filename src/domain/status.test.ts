@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { copyOf, distribution, failed, ok, seedSample, T0, T1 } from '../../test/unit/builders.js';
-import { computeStatus, statusEquals } from './status.js';
+import { computeStatus, MAX_FAILED_NAMESPACES, statusEquals } from './status.js';
 import { CONDITION_TYPES, type Action, type ConditionType, type DistributionStatus, type Outcome } from './types.js';
 
 const rd = seedSample().generation(3).build();
@@ -89,6 +89,18 @@ describe('computeStatus', () => {
     const condition = computeStatus({ distribution: rd, outcomes, now: T0 }).conditions[1];
     expect(condition?.failedNamespace).toHaveLength(13);
     expect(condition?.message).toMatch(/^ns-00: forbidden; ns-01: forbidden; .*ns-09: forbidden; and 3 more$/);
+  });
+
+  it('failedNamespace lists the first 100 namespaces by name, the message and counts tell the whole', () => {
+    const outcomes = Array.from({ length: 10_000 }, (_, i) => ok(missing(`ns-${String(9_999 - i).padStart(5, '0')}`)));
+    const status = computeStatus({ distribution: rd, outcomes, now: T0 });
+    const condition = status.conditions[5];
+    expect(condition?.failedNamespace).toHaveLength(MAX_FAILED_NAMESPACES);
+    expect(condition?.failedNamespace?.[0]).toBe('ns-00000');
+    expect(condition?.failedNamespace?.at(-1)).toBe('ns-00099');
+    expect(condition?.message).toMatch(/and 9990 more$/);
+    expect(status).toMatchObject({ desired: 10_000, failed: 10_000 });
+    expect(JSON.stringify(status).length).toBeLessThan(16_384);
   });
 
   it('lastTransitionTime is kept while a condition keeps its status, and moves when it flips', () => {

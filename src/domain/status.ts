@@ -32,6 +32,12 @@ const VERB_CONDITION: Record<FailedVerb, ConditionType> = {
 
 /** Messages stay short however many namespaces fail. */
 const MAX_LISTED = 10;
+/**
+ * failedNamespace lists at most this many (the first by name; the message gives the total): with
+ * 10,000 missing namespaces the full list would push a large distribution past the size etcd
+ * accepts, and then no status could be written at all.
+ */
+export const MAX_FAILED_NAMESPACES = 100;
 
 interface Failure {
   namespace: string;
@@ -77,7 +83,7 @@ function buildCondition(
   const before = previous?.conditions.find((c) => c.type === type);
   const lastTransitionTime = before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
   if (status === 'False') return { type, status, reason: SUCCEEDED_REASON, lastTransitionTime };
-  const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort();
+  const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort().slice(0, MAX_FAILED_NAMESPACES);
   return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures), lastTransitionTime, failedNamespace };
 }
 

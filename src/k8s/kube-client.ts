@@ -83,17 +83,25 @@ function parseOrText(text: string): unknown {
 }
 
 /** Splits a watch stream into JSON lines. */
-function lineReader(onLine: (line: string) => void): (chunk: string) => void {
-  let pending = '';
+/**
+ * Splits a stream into lines. Only the newest chunk is searched for a newline: an event of
+ * megabytes arrives in hundreds of chunks, and searching the text gathered so far each time
+ * would cost time quadratic in its size.
+ */
+export function lineReader(onLine: (line: string) => void): (chunk: string) => void {
+  let pieces: string[] = [];
   return (chunk) => {
-    pending += chunk;
-    let end = pending.indexOf('\n');
+    let start = 0;
+    let end = chunk.indexOf('\n');
     while (end >= 0) {
-      const line = pending.slice(0, end).trim();
-      pending = pending.slice(end + 1);
+      pieces.push(chunk.slice(start, end));
+      const line = pieces.join('').trim();
+      pieces = [];
       if (line !== '') onLine(line);
-      end = pending.indexOf('\n');
+      start = end + 1;
+      end = chunk.indexOf('\n', start);
     }
+    if (start < chunk.length) pieces.push(chunk.slice(start));
   };
 }
 

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
 import { webhookRoute } from '../../../src/admission/webhook-route.js';
+import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { distribution, base64 } from '../builders.js';
@@ -62,6 +63,21 @@ describe('admission HTTP contract', () => {
     });
     expect(streamed.status).toBe(413);
     expect(await streamed.json()).toEqual({ message: 'body larger than 1024 bytes' });
+  });
+
+  it('answers, under the default body limit, an UPDATE of a distribution as large as etcd stores (old and new object: over 3 MiB)', async () => {
+    const { app } = testApp({ bodyLimitBytes: loadConfig({}).bodyLimitBytes });
+    // 1.5 MiB is etcd's default request limit; the review carries the object twice. Content under
+    // the 1 MiB a Secret may hold, plus 10,000 excluded names.
+    const data = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`k${i}`, base64('x'.repeat(48 * 1024))]));
+    const excluded = Array.from({ length: 10_000 }, (_, i) => `team-${String(i).padStart(5, '0')}-${'n'.repeat(48)}`);
+    const before = distribution('big').secret('s').data(data).allNamespaces().excluded(...excluded).build();
+    const after = distribution('big').secret('s').data({ ...data, k0: base64('y'.repeat(48 * 1024)) }).allNamespaces().excluded(...excluded).build();
+    const body = review().distribution(after).operation('UPDATE').oldObject(before).body();
+    expect(JSON.stringify(body).length).toBeGreaterThan(3 * 1024 * 1024);
+    const res = await post(app, DISTRIBUTIONS, body);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as ReviewResponse).response.allowed).toBe(true);
   });
 
   it('turns an exception in a webhook into a well-formed errored answer with the uid', async () => {

@@ -12,7 +12,7 @@ describe('loadConfig', () => {
       namespace: 'resource-distributor',
       webhookNames: { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' },
       leaderElection: true,
-      bodyLimitBytes: 3 * 1024 * 1024,
+      bodyLimitBytes: 8 * 1024 * 1024,
       sarCacheTtlMs: 10_000,
       sweepIntervalMs: 300_000,
       podName: 'rd-0',

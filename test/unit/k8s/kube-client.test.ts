@@ -6,7 +6,7 @@ import { generate } from 'selfsigned';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { DeadlineExceeded } from '../../../src/k8s/deadline.js';
 import { describeApiError, TransientError } from '../../../src/k8s/errors.js';
-import { ApiError, createKubeClient, type CallOptions, type KubeClient, type KubeClientOptions, type WatchStream } from '../../../src/k8s/kube-client.js';
+import { ApiError, createKubeClient, lineReader, type CallOptions, type KubeClient, type KubeClientOptions, type WatchStream } from '../../../src/k8s/kube-client.js';
 import type { Connection } from '../../../src/k8s/kube-config.js';
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
@@ -516,5 +516,33 @@ describe('watch', () => {
     expect(await kube.request('GET', '/api/v1/namespaces')).toEqual({ ok: true });
     expect(kube.connectionsOpened()).toBe(3);
     expect(server.handshakes()).toBe(3);
+  });
+});
+
+describe('lineReader', () => {
+  const split = (chunks: string[]): string[] => {
+    const lines: string[] = [];
+    const feed = lineReader((line) => lines.push(line));
+    for (const chunk of chunks) feed(chunk);
+    return lines;
+  };
+
+  it.each([
+    ['one line in one chunk', ['{"a":1}\n'], ['{"a":1}']],
+    ['two lines in one chunk', ['{"a":1}\n{"b":2}\n'], ['{"a":1}', '{"b":2}']],
+    ['a line cut in three', ['{"a"', ':', '1}\n'], ['{"a":1}']],
+    ['the newline alone', ['{"a":1}', '\n'], ['{"a":1}']],
+    ['a line ending where the next begins', ['{"a":1}\n{"b"', ':2}\n'], ['{"a":1}', '{"b":2}']],
+    ['blank lines and carriage returns', ['\n\r\n{"a":1}\r\n', '\n'], ['{"a":1}']],
+    ['an unfinished line is held', ['{"a":1}\n{"b":'], ['{"a":1}']],
+  ])('%s', (_name, chunks, lines) => {
+    expect(split(chunks)).toEqual(lines);
+  });
+
+  it('reassembles a 3 MiB event arriving in 16 KiB chunks', () => {
+    const event = JSON.stringify({ type: 'MODIFIED', object: { data: { k: 'x'.repeat(3 * 1024 * 1024) } } });
+    const stream = `${event}\n{"type":"BOOKMARK"}\n`;
+    const chunks = Array.from({ length: Math.ceil(stream.length / 16_384) }, (_, i) => stream.slice(i * 16_384, (i + 1) * 16_384));
+    expect(split(chunks)).toEqual([event, '{"type":"BOOKMARK"}']);
   });
 });

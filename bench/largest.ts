@@ -1,0 +1,22 @@
+// 6. The largest distribution: what the CRD's bounds and the request size limits let a user write
+// (see largest-shape.ts), admitted (6a) and reconciled (6b), each against a baseline measured in
+// the same run. Last in the run: its objects are deleted before it ends, but the other sections'
+// figures must not include their cost.
+import type { BenchKube } from './bench-kube.js';
+import type { Fleet } from './fleet.js';
+import { runLargestAdmission, type LargestAdmissionResult } from './largest-admission.js';
+import { runLargestReconcile, type LargestReconcileResult } from './largest-reconcile.js';
+import type { Product } from './product.js';
+import type { BenchSize } from './sizes.js';
+
+export interface LargestResult {
+  admission: LargestAdmissionResult;
+  reconcile: LargestReconcileResult;
+}
+
+export async function runLargest(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize }): Promise<LargestResult> {
+  const { kube, product, fleet, size } = options;
+  const admission = await runLargestAdmission({ product, requests: size.largest.admissionRequests });
+  const reconcile = await runLargestReconcile({ kube, product, fleet, namespaces: size.largest.namespaces, rounds: size.largest.rounds });
+  return { admission, reconcile };
+}
