@@ -1,5 +1,6 @@
 // Namespaces coming, going and hanging in Terminating; distributions going away; and generation
 // of copies for a newly admitted namespace on a replica that is not the leader.
+import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_FROM, GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION } from '../../src/domain/types.js';
@@ -93,6 +94,10 @@ describe('reconcile: namespaces', () => {
     const name = uniqueName('rd-orphan');
     await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
     await kube.waitForStatus(name, (s) => s.succeeded === 1);
+    // The garbage collector orphans only the dependents its graph holds when it handles the delete;
+    // a copy written milliseconds before may not be in it yet, and is then collected as the
+    // dependent of an owner that is gone. Users orphan long after the copies were written.
+    await sleep(2_000);
 
     await kube.custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name, propagationPolicy: 'Orphan' });
     // The garbage collector strips the owner reference instead of deleting the copy.
