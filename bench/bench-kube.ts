@@ -4,7 +4,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoreV1Api, CustomObjectsApi, type KubeConfig, type V1ConfigMap } from '@kubernetes/client-node';
-import { GROUP, PLURAL, VERSION, type ResourceDistribution } from '../src/domain/types.js';
+import { GROUP, PLURAL, VERSION, type ResolvedDistribution, type ResourceDistribution } from '../src/domain/types.js';
 import { isAlreadyExists, isConflict } from '../src/k8s/errors.js';
 import { mapBounded } from '../src/bounded.js';
 import { distribution } from '../test/unit/builders.js';
@@ -19,7 +19,7 @@ function plain<T>(value: unknown): T {
 }
 
 /** A ConfigMap or Secret distribution of a few hundred bytes to every namespace of `group`. */
-export function groupDistribution(name: string, kind: 'ConfigMap' | 'Secret', group: string, revision = 1): ResourceDistribution {
+export function groupDistribution(name: string, kind: 'ConfigMap' | 'Secret', group: string, revision = 1): ResolvedDistribution {
   const content = {
     'revision': String(revision),
     'settings.properties': `feature.a=on\nfeature.b=off\nlimit=${100 * revision}\n`,

@@ -1,7 +1,7 @@
 // The fleet: many namespaces sharing one label, targeted by up to 10 distributions. Fan-out,
 // steady state and memory all work on it, growing it as they need.
 import { performance } from 'node:perf_hooks';
-import type { ResourceDistribution } from '../src/domain/types.js';
+import type { ResolvedDistribution } from '../src/domain/types.js';
 import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from './bench-kube.js';
 
 export const FLEET_GROUP = 'fleet';
@@ -11,7 +11,7 @@ export function fleetDistributionName(index: number): string {
 }
 
 /** Alternating kinds: distribution 0 (the fan-out one) is a ConfigMap. */
-export function fleetDistribution(index: number, revision = 1): ResourceDistribution {
+export function fleetDistribution(index: number, revision = 1): ResolvedDistribution {
   return groupDistribution(fleetDistributionName(index), index % 2 === 0 ? 'ConfigMap' : 'Secret', FLEET_GROUP, revision);
 }
 

@@ -6,6 +6,7 @@ import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
 import { controllerSettings, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
+import type { DistributedKind } from './domain/types.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
@@ -72,8 +73,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     timeoutMs: config.apiTimeoutMs,
     onConnection: () => metrics.apiConnections.inc(),
   });
+  const clusterApi = createClusterApi(client);
   const controller = (deps.createController ?? createController)({
-    clusterApi: createClusterApi(client),
+    clusterApi,
     log: log.child({ component: 'controller' }),
     clock,
     metrics,
@@ -100,6 +102,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
     accessReviewer: cachedAccessReviewer(createAccessReviewer(client, metrics), { ttlMs: config.sarCacheTtlMs }),
     namespaceExists: (name) => controller.namespaceExists(name),
+    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: ref.kind as DistributedKind, namespace: ref.namespace, name: ref.name })) !== undefined,
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -1,5 +1,6 @@
 import { Hono } from 'hono';
 import type { SchemaValidator } from '../domain/schema.js';
+import type { SourceRef } from '../domain/types.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
 import type { Logger } from '../log.js';
@@ -14,6 +15,8 @@ export interface AdmissionAppDeps {
   schema: SchemaValidator;
   accessReviewer: AccessReviewer;
   namespaceExists: (name: string) => boolean | undefined;
+  /** A live read of a distribution's source (a warning when it does not exist yet). */
+  sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
   forbiddenNamespaces: readonly string[];
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */

@@ -26,12 +26,18 @@ function denialLines(who: string, resource: string, denied: ReadonlyMap<string, 
 }
 
 function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly AccessCheck[], answers: readonly (AccessAnswer | undefined)[]): string[] {
+  const who = `user "${subject.username}"`;
   const deniedVerbs = new Map<string, string[]>();
+  const lines: string[] = [];
   checks.forEach((check, i) => {
     if (answers[i]?.allowed === true) return;
+    if (check.name !== undefined) {
+      lines.push(`spec.source: ${who} may not get ${check.resource} "${check.name}" in namespace "${check.namespace}"`);
+      return;
+    }
     deniedVerbs.set(check.namespace, [...(deniedVerbs.get(check.namespace) ?? []), check.verb]);
   });
-  return denialLines(`user "${subject.username}"`, access.resource, deniedVerbs);
+  return [...lines, ...denialLines(who, access.resource, deniedVerbs)];
 }
 
 /**
@@ -55,6 +61,8 @@ export function missingAccess(
   const checks: AccessCheck[] = namespaces.flatMap((namespace) =>
     access.verbs.map((verb) => ({ subject, verb, group: '', resource: access.resource, namespace })),
   );
+  const { source } = access;
+  if (source !== undefined) checks.unshift({ subject, verb: 'get', group: '', resource: source.resource, namespace: source.namespace, name: source.name });
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
   if (unanswered.length === 0) return deniedLines(subject, access, checks, answers);

@@ -1,5 +1,5 @@
 import type { SchemaValidator } from '../domain/schema.js';
-import { GROUP, KIND, type ResourceDistribution } from '../domain/types.js';
+import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -13,6 +13,16 @@ export interface DistributionWebhookDeps {
   namespaceExists: (name: string) => boolean | undefined;
   accessReviewer: AccessReviewer;
   forbiddenNamespaces: readonly string[];
+  /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
+  sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
+}
+
+/** A source that does not exist yet is allowed (it may be created next), with a warning. */
+async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): Promise<string[]> {
+  const ref = rd.spec.source;
+  if (ref === undefined || deps.sourceExists === undefined) return [];
+  const exists = await deps.sourceExists(ref).catch(() => undefined);
+  return exists === false ? [`spec.source: ${ref.kind} ${ref.namespace}/${ref.name} does not exist yet: its copies appear once it does`] : [];
 }
 
 function isBeingDeleted(object: unknown): boolean {
@@ -42,8 +52,13 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     });
     if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
 
-    const access = requiredAccess(request.object as ResourceDistribution, deps.forbiddenNamespaces);
+    const rd = request.object as ResourceDistribution;
+    const access = requiredAccess(rd, deps.forbiddenNamespaces);
     const refused = missingAccess(deps.accessReviewer, request.userInfo, access, signal);
+    if (rd.spec.source !== undefined) {
+      // Whether the source exists is told only to an author allowed to read it.
+      return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, lines.length > 0 ? warnings : [...warnings, ...more]));
+    }
     return Array.isArray(refused) ? accessVerdict(refused, warnings) : refused.then((lines) => accessVerdict(lines, warnings));
   };
 }

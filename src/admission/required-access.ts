@@ -1,3 +1,4 @@
+import { forbiddenFor } from '../domain/targets.js';
 import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
 
 /** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
@@ -17,6 +18,14 @@ export interface RequiredAccess {
   resource: 'secrets' | 'configmaps';
   verbs: readonly string[];
   namespaces: readonly string[] | 'all';
+  /** A distribution copying a source: the author must be allowed to read it. */
+  source?: { resource: 'secrets' | 'configmaps'; namespace: string; name: string };
+}
+
+const PLURALS = { Secret: 'secrets', ConfigMap: 'configmaps' } as const;
+
+function pluralOf(kind: string | undefined): 'secrets' | 'configmaps' {
+  return kind === 'Secret' ? PLURALS.Secret : PLURALS.ConfigMap;
 }
 
 function names(list: { list?: { name?: unknown }[] } | undefined): string[] {
@@ -29,11 +38,13 @@ function hasSelector(selector: ResourceDistribution['spec']['targets']['namespac
 
 /** Pure: the access a valid distribution requires of its author. */
 export function requiredAccess(distribution: ResourceDistribution, forbidden: readonly string[] = []): RequiredAccess {
-  const resource = distribution.spec.resource.kind === 'Secret' ? 'secrets' : 'configmaps';
+  const { source } = distribution.spec;
+  const resource = pluralOf(source?.kind ?? distribution.spec.resource?.kind);
   const verbs = distribution.spec.writePolicy === 'overwrite' ? OVERWRITE_VERBS : WRITE_VERBS;
+  const read = source === undefined ? {} : { source: { resource, namespace: source.namespace, name: source.name } };
   const targets = distribution.spec.targets;
-  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, verbs, namespaces: 'all' };
-  const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbidden]);
+  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, verbs, namespaces: 'all', ...read };
+  const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbiddenFor(distribution, forbidden)]);
   const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
-  return { resource, verbs, namespaces };
+  return { resource, verbs, namespaces, ...read };
 }

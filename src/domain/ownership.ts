@@ -13,6 +13,7 @@ import {
   type ConflictReason,
   type OwnerReference,
   type Resource,
+  type ResolvedDistribution,
   type ResourceDistribution,
 } from './types.js';
 
@@ -108,7 +109,7 @@ function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boo
  * No drift in what we own; the timestamp annotation and others' labels/annotations are not ours to
  * compare. `hash` as for renderCopy.
  */
-export function isInSync(rd: ResourceDistribution, existing: Resource, hash: string = hashResource(rd.spec.resource)): boolean {
+export function isInSync(rd: ResolvedDistribution, existing: Resource, hash: string = hashResource(rd.spec.resource)): boolean {
   const desired = desiredView(rd, existing.metadata.namespace ?? '', hash);
   return (
     contentEqual(desired, existing) &&

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
 import { planDistribution, planNamespace } from './plan.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type OwnerReference, type Resource, type ResourceDistribution, type WritePolicy } from './types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
 const otherRdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'other');
@@ -10,13 +10,13 @@ function summary(action: Action): string {
   return action.type === 'conflict' ? `${action.namespace}:conflict:${action.reason}` : `${action.namespace}:${action.type}`;
 }
 
-function withPolicy(policy: WritePolicy | undefined): ResourceDistribution {
+function withPolicy(policy: WritePolicy | undefined): ResolvedDistribution {
   const built = distribution('shared').configMap('settings', { a: '1' });
   return (policy === undefined ? built : built.writePolicy(policy)).build();
 }
 
 describe('planNamespace', () => {
-  it.each<[string, ResourceDistribution, Resource | undefined, string]>([
+  it.each<[string, ResolvedDistribution, Resource | undefined, string]>([
     ['nothing there: create', rd, undefined, 'create'],
     ['our copy in sync', rd, copyOf(rd, 'n').build(), 'in-sync'],
     ['our copy drifted', rd, copyOf(rd, 'n').data({ a: 'changed' }).build(), 'update'],
@@ -62,7 +62,7 @@ describe('planNamespace', () => {
   });
 
   it('a forbidden-type Secret is a conflict under every policy', () => {
-    const secretRd = (policy: WritePolicy): ResourceDistribution => distribution('shared').secret('token', { a: 'b' }).writePolicy(policy).build();
+    const secretRd = (policy: WritePolicy): ResolvedDistribution => distribution('shared').secret('token', { a: 'b' }).writePolicy(policy).build();
     const token = foreign('Secret', 'token', 'n').type('kubernetes.io/service-account-token').annotation(ANNOTATION_ADOPT, 'shared').build();
     for (const policy of ['ignore', 'overwrite', 'strict'] as const) {
       expect(planNamespace(secretRd(policy), 'n', token, T0)).toEqual({ type: 'conflict', namespace: 'n', reason: 'forbidden-type' });

@@ -1,8 +1,8 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
 import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
-import { computeTargets } from './targets.js';
-import type { Action, ConflictReason, NamespaceInfo, Resource, ResourceDistribution } from './types.js';
+import { computeTargets, forbiddenFor } from './targets.js';
+import type { Action, ConflictReason, NamespaceInfo, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
 
 /**
  * Under writePolicy overwrite we take over what is not ours, except Secrets of a forbidden type
@@ -24,7 +24,7 @@ function writeOver(namespace: string, desired: Resource, existing: Resource): Ac
  * writePolicy. `hash` as for renderCopy. The desired copy is rendered only when something is written.
  */
 export function planNamespace(
-  rd: ResourceDistribution,
+  rd: ResolvedDistribution,
   namespace: string,
   existing: Resource | undefined,
   now: Date,
@@ -61,7 +61,7 @@ function applyStrict(actions: Action[]): Action[] {
  * is terminating is left alone: deleting there would throw away a fresh copy or do nothing useful.
  */
 function deletes(
-  rd: ResourceDistribution,
+  rd: ResolvedDistribution,
   existing: ReadonlyMap<string, Resource>,
   targets: ReadonlySet<string>,
   namespaces: readonly NamespaceInfo[],
@@ -82,14 +82,14 @@ function deletes(
  * of the template's kind there. Sorted by namespace.
  */
 export function planDistribution(input: {
-  distribution: ResourceDistribution;
+  distribution: ResolvedDistribution;
   namespaces: readonly NamespaceInfo[];
   existing: ReadonlyMap<string, Resource>;
   forbidden?: readonly string[];
   now: Date;
 }): Action[] {
   const { distribution: rd, existing, now } = input;
-  const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, input.forbidden);
+  const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
   const hash = hashResource(rd.spec.resource);
   const targetActions = targeted.map((namespace) => planNamespace(rd, namespace, existing.get(namespace), now, hash));
   const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));

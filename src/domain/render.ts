@@ -12,6 +12,7 @@ import {
   type ObjectMeta,
   type OwnerReference,
   type Resource,
+  type ResolvedDistribution,
   type ResourceDistribution,
 } from './types.js';
 
@@ -123,7 +124,7 @@ function render(template: Resource, rd: ResourceDistribution, namespace: string,
  * a large template once per namespace would dominate a pass.
  */
 export function renderCopy(
-  rd: ResourceDistribution,
+  rd: ResolvedDistribution,
   namespace: string,
   now: Date,
   hash: string = hashResource(rd.spec.resource),
@@ -135,6 +136,6 @@ export function renderCopy(
  * The desired copy for comparison only: it shares the template's data maps instead of cloning
  * them (a steady-state pass compares every copy, and templates reach 1 MiB). Never mutate it.
  */
-export function desiredView(rd: ResourceDistribution, namespace: string, hash: string): Resource {
+export function desiredView(rd: ResolvedDistribution, namespace: string, hash: string): Resource {
   return render(rd.spec.resource, rd, namespace, new Date(0), hash);
 }

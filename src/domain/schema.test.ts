@@ -37,7 +37,19 @@ describe('compileSpecValidator with the CRD schema', () => {
   it.each<[string, (o: Record<string, unknown>) => void, { path: string; message: string }[]]>([
     ['unknown writePolicy', (o) => (spec(o).writePolicy = 'always'), [{ path: 'spec.writePolicy', message: 'must be one of: ignore, overwrite, strict' }]],
     ['targets missing', (o) => delete spec(o).targets, [{ path: 'spec.targets', message: 'required field is missing' }]],
-    ['resource missing', (o) => delete spec(o).resource, [{ path: 'spec.resource', message: 'required field is missing' }]],
+    // Either resource or source: the validator's own rule says which is missing (and the CEL rule in the API server).
+    ['resource missing', (o) => delete spec(o).resource, []],
+    [
+      'a source without namespace and name',
+      (o) => {
+        delete spec(o).resource;
+        spec(o).source = { apiVersion: 'v1', kind: 'Secret' };
+      },
+      [
+        { path: 'spec.source.namespace', message: 'required field is missing' },
+        { path: 'spec.source.name', message: 'required field is missing' },
+      ],
+    ],
     ['resource not an object', (o) => (spec(o).resource = 'ConfigMap'), [{ path: 'spec.resource', message: 'must be object' }]],
     ['allNamespaces not a boolean', (o) => (targets(o).allNamespaces = 'yes'), [{ path: 'spec.targets.allNamespaces', message: 'must be boolean' }]],
     [

@@ -9,7 +9,19 @@ import {
   type FailedVerb,
   type Outcome,
   type ResourceDistribution,
+  SOURCE_CONDITION,
 } from './types.js';
+
+/** For a distribution with spec.source: whether the source was found; if not, what to report. */
+export type SourceStatus = { found: true } | { found: false; desired: number; message: string };
+
+function sourceCondition(source: SourceStatus, previous: DistributionStatus | undefined, now: Date): Condition {
+  const status = source.found ? 'False' : 'True';
+  const before = previous?.conditions.find((c) => c.type === SOURCE_CONDITION);
+  const lastTransitionTime = before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
+  if (source.found) return { type: SOURCE_CONDITION, status, reason: SUCCEEDED_REASON, lastTransitionTime };
+  return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
+}
 
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
 export const CONDITION_REASONS: Record<ConditionType, string> = {
@@ -20,6 +32,7 @@ export const CONDITION_REASONS: Record<ConditionType, string> = {
   ConflictOccurred: 'ResourceConflict',
   // OpenKruise writes the sentence "namespace not found" as the reason; we keep it as the message.
   NamespaceNotExists: 'NamespaceNotFound',
+  SourceNotFound: 'SourceNotFound',
 };
 export const SUCCEEDED_REASON = 'Succeeded';
 
@@ -102,8 +115,9 @@ export function computeStatus(input: {
   distribution: ResourceDistribution;
   outcomes: readonly Outcome[];
   now: Date;
+  source?: SourceStatus;
 }): DistributionStatus {
-  const { distribution, outcomes, now } = input;
+  const { distribution, outcomes, now, source } = input;
   const targets = new Set<string>();
   const failing = new Set<string>();
   const failures = new Map<ConditionType, Failure[]>(CONDITION_TYPES.map((type) => [type, []]));
@@ -114,13 +128,12 @@ export function computeStatus(input: {
     const failure = conditionFailure(outcome);
     if (failure !== undefined) failures.get(failure[0])?.push(failure[1]);
   }
-  const succeeded = [...targets].filter((namespace) => !failing.has(namespace)).length;
-  const status: DistributionStatus = {
-    desired: targets.size,
-    succeeded,
-    failed: targets.size - succeeded,
-    conditions: CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now)),
-  };
+  // With its source missing, nothing is written, and no target holds what the source would give.
+  const desired = source?.found === false ? source.desired : targets.size;
+  const succeeded = source?.found === false ? 0 : [...targets].filter((namespace) => !failing.has(namespace)).length;
+  const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
+  if (source) conditions.push(sourceCondition(source, distribution.status, now));
+  const status: DistributionStatus = { desired, succeeded, failed: desired - succeeded, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;
   return status;

@@ -6,8 +6,18 @@ import {
   type LabelSelectorRequirement,
   type NamespaceInfo,
   type NamespaceNameList,
+  type ResourceDistribution,
   type Targets,
 } from './types.js';
+
+/**
+ * The namespaces a distribution never writes to: the operator's forbidden ones, and the namespace
+ * of its source (a copy there would be the source itself).
+ */
+export function forbiddenFor(rd: Pick<ResourceDistribution, 'spec'>, forbidden: readonly string[] = []): readonly string[] {
+  const source = rd.spec.source?.namespace;
+  return source === undefined ? forbidden : [...forbidden, source];
+}
 
 /** A label selector made ready to test many namespaces: every value list becomes a set once. */
 type CompiledSelector = (labels: Record<string, string>) => boolean;

@@ -89,10 +89,28 @@ export interface Resource {
   [key: string]: unknown;
 }
 
+/** An object whose copies follow it (spec.source): read from the cluster, never from the spec. */
+export interface SourceRef {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+}
+
 export interface DistributionSpec {
-  resource: Resource;
+  /** The inline template; absent when the distribution copies `source`. */
+  resource?: Resource;
+  source?: SourceRef;
   targets: Targets;
   writePolicy?: WritePolicy;
+}
+
+/**
+ * A distribution with what it copies at hand: its template, or its source as read (normalised).
+ * Planning, rendering, ownership and status work on this, whichever way the content is given.
+ */
+export interface ResolvedDistribution extends ResourceDistribution {
+  spec: DistributionSpec & { resource: Resource };
 }
 
 export const CONDITION_TYPES = [
@@ -103,7 +121,9 @@ export const CONDITION_TYPES = [
   'ConflictOccurred',
   'NamespaceNotExists',
 ] as const;
-export type ConditionType = (typeof CONDITION_TYPES)[number];
+/** Only distributions with spec.source have it, after the six (whose order tools may rely on). */
+export const SOURCE_CONDITION = 'SourceNotFound';
+export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION;
 
 export interface Condition {
   type: ConditionType;

@@ -84,8 +84,12 @@ interface Identity {
   name: unknown;
 }
 
+/** What the copies are: the template's identity, or the source's (which may move namespaces). */
 function identityOf(object: unknown): Identity | undefined {
-  const resource = asRecord(asRecord(asRecord(object)?.spec)?.resource);
+  const spec = asRecord(asRecord(object)?.spec);
+  const source = asRecord(spec?.source);
+  if (source !== undefined) return { apiVersion: source.apiVersion, kind: source.kind, name: source.name };
+  const resource = asRecord(spec?.resource);
   if (resource === undefined) return undefined;
   return { apiVersion: resource.apiVersion, kind: resource.kind, name: asRecord(resource.metadata)?.name };
 }

@@ -42,7 +42,7 @@ describe('validateDistribution: each rule', () => {
     ],
     ['name missing', { ...cm().build(), metadata: { generateName: 'd-' } }, [{ path: 'metadata.name', message: 'is required (generateName is not supported)' }]],
     ['name too long for a label value', { ...cm().build(), metadata: { name: longName } }, [{ path: 'metadata.name', message: 'is 70 characters long: at most 63, because copies are labelled with it' }]],
-    ['spec missing', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ResourceDistribution', metadata: { name: 'd' } }, [{ path: 'spec', message: 'is required: spec.resource and spec.targets' }]],
+    ['spec missing', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ResourceDistribution', metadata: { name: 'd' } }, [{ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' }]],
     ['schema: a wrong type', { ...cm().build(), spec: { ...cm().build().spec, targets: { allNamespaces: 'yes' } } }, [{ path: 'spec.targets.allNamespaces', message: 'must be boolean' }]],
     ['resource missing', { ...cm().build(), spec: { targets: {} } }, [{ path: 'spec.resource', message: 'is required: a complete v1 Secret or ConfigMap manifest' }]],
     ['targets missing', { ...cm().build(), spec: { resource: cm().build().spec.resource } }, [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }]],

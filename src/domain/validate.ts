@@ -5,6 +5,7 @@ import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
 import type { SchemaValidator } from './schema.js';
 import { WRITE_POLICIES } from './types.js';
 import { validateImmutable, validateResource } from './validate-resource.js';
+import { validateSource } from './validate-source.js';
 import { validateTargets } from './validate-targets.js';
 
 export type { FieldProblem } from './field-problem.js';
@@ -42,6 +43,13 @@ function mergeSchemaProblems(own: FieldProblem[], schema: FieldProblem[]): Field
   return [...own, ...extra];
 }
 
+/** Exactly one of an inline template (resource) and an object of the cluster to follow (source). */
+function validateContentSpec(spec: Record<string, unknown>, warnings: string[]): FieldProblem[] {
+  if (spec.source === undefined) return validateResource(spec.resource, warnings);
+  if (spec.resource !== undefined) return [{ path: 'spec.source', message: 'cannot be set together with spec.resource: keep one of them' }];
+  return validateSource(spec.source, spec.targets, warnings);
+}
+
 export function validateDistribution(input: {
   object: unknown;
   oldObject?: unknown;
@@ -54,10 +62,10 @@ export function validateDistribution(input: {
   const spec = asRecord(object.spec);
   const own: FieldProblem[] = [...checkName(asRecord(object.metadata))];
   if (spec === undefined) {
-    own.push({ path: 'spec', message: 'is required: spec.resource and spec.targets' });
+    own.push({ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' });
   } else {
     own.push(
-      ...validateResource(spec.resource, warnings),
+      ...validateContentSpec(spec, warnings),
       ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)),
       ...validateTargets(spec.targets, warnings, input.namespaceExists),
       ...checkWritePolicy(spec.writePolicy),

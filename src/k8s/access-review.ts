@@ -20,6 +20,8 @@ export interface AccessCheck {
   group: string;
   resource: string;
   namespace: string;
+  /** One object only (e.g. `get` on a distribution's source). */
+  name?: string;
 }
 
 export interface AccessAnswer {
@@ -49,7 +51,7 @@ function reviewOf(check: AccessCheck): V1SubjectAccessReview {
       uid: subject.uid,
       groups: [...subject.groups],
       extra: subject.extra ? Object.fromEntries(Object.entries(subject.extra).map(([key, values]) => [key, [...values]])) : undefined,
-      resourceAttributes: { namespace: check.namespace, verb: check.verb, group: check.group, resource: check.resource },
+      resourceAttributes: { namespace: check.namespace, verb: check.verb, group: check.group, resource: check.resource, name: check.name },
     },
   };
 }
@@ -107,7 +109,7 @@ function cacheKey(check: AccessCheck): string {
   const { subject } = check;
   // Extra carries authentication scopes that can change the answer, so it is part of the key.
   const extra = Object.entries(subject.extra ?? {}).sort(([a], [b]) => a.localeCompare(b));
-  return JSON.stringify([subject.username, subject.uid ?? '', [...subject.groups].sort(), extra, check.verb, check.group, check.resource, check.namespace]);
+  return JSON.stringify([subject.username, subject.uid ?? '', [...subject.groups].sort(), extra, check.verb, check.group, check.resource, check.namespace, check.name ?? '']);
 }
 
 /**

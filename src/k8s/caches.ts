@@ -1,5 +1,6 @@
 // The three things the controller watches: distributions, namespaces, and our copies (Secrets and
 // ConfigMaps carrying the distribution label: never every Secret of the cluster).
+import { createSourceCache, type SourceCache } from './source-cache.js';
 import type { DistributedKind, NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -58,7 +59,8 @@ export class CopyCache {
 export type CacheChange =
   | { resource: 'distributions'; change: StoreChange<ResourceDistribution> }
   | { resource: 'namespaces'; change: StoreChange<CachedNamespace> }
-  | { resource: 'copies'; change: StoreChange<Resource> };
+  | { resource: 'copies'; change: StoreChange<Resource> }
+  | { resource: 'sources'; key: string };
 
 export interface CacheOptions {
   api: ClusterApi;
@@ -72,6 +74,8 @@ export interface Caches {
   distributions: Store<ResourceDistribution>;
   namespaces: Store<CachedNamespace>;
   copies: CopyCache;
+  /** Sources of distributions, followed as distributions come and go (see createSourceCache). */
+  sources: SourceCache;
   start(): void;
   stop(): void;
   synced(): boolean;
@@ -87,6 +91,7 @@ export function createCaches(options: CacheOptions): Caches {
   const namespaces = new Store<CachedNamespace>();
   const copies = new CopyCache();
   const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
+  const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
 
   const copyReflector = (kind: DistributedKind, resource: WatchedResource): Reflector<Resource> =>
     new Reflector<Resource>({
@@ -131,8 +136,12 @@ export function createCaches(options: CacheOptions): Caches {
     distributions,
     namespaces,
     copies,
+    sources,
     start: () => reflectors.forEach((reflector) => reflector.start()),
-    stop: () => reflectors.forEach((reflector) => reflector.stop()),
+    stop: () => {
+      reflectors.forEach((reflector) => reflector.stop());
+      sources.stop();
+    },
     synced: () => reflectors.every((reflector) => reflector.synced),
     whenSynced: async () => {
       await Promise.all(reflectors.map((reflector) => reflector.whenSynced()));

@@ -73,6 +73,12 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
       return listed;
     },
     watch: (resource, watchOptions, callbacks) => startWatch(client, resource, watchOptions, callbacks),
+    listSource: async (ref) => {
+      const kind = ref.kind as DistributedKind;
+      const listed = await listAll<Resource>(copyPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` });
+      for (const item of listed.items) Object.assign(item, { apiVersion: 'v1', kind });
+      return listed;
+    },
 
     getNamespace: (name) => get<NamespaceObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
     lookupDistribution: async (name) => {

@@ -16,9 +16,13 @@ export async function startWatch(client: KubeClient, resource: WatchedResource, 
     timeoutSeconds: options.timeoutSeconds,
     allowWatchBookmarks: true,
     labelSelector: options.labelSelector,
+    fieldSelector: options.fieldSelector,
   };
+  const all = WATCH_PATHS[resource];
+  // Namespaced only for Secrets and ConfigMaps (/api/v1/<plural> -> /api/v1/namespaces/<ns>/<plural>).
+  const path = options.namespace === undefined ? all : all.replace(/\/([a-z]+)$/, `/namespaces/${encodeURIComponent(options.namespace)}/$1`);
   return client.watch(
-    WATCH_PATHS[resource],
+    path,
     query,
     (line) => {
       const event = line as WatchEvent;

@@ -1,7 +1,7 @@
 // Our own narrow view of the Kubernetes API: every call the controller makes, and nothing else.
 // The real implementation sits over @kubernetes/client-node (client-cluster-api.ts); unit tests use
 // an in-memory double; a counting wrapper measures requests by verb.
-import type { DistributedKind, DistributionStatus, ObjectMeta, Resource, ResourceDistribution } from '../domain/types.js';
+import type { DistributedKind, DistributionStatus, ObjectMeta, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 
 /** The kinds the caches list and watch. */
 export type WatchedResource = 'distributions' | 'namespaces' | 'secrets' | 'configmaps';
@@ -28,6 +28,9 @@ export interface ListResult<T> {
 export interface WatchOptions {
   resourceVersion: string;
   labelSelector?: string;
+  /** Secrets and ConfigMaps: one namespace only, and `metadata.name=<name>` (a distribution's source). */
+  namespace?: string;
+  fieldSelector?: string;
   /** The API server ends the watch after this long; the caller then resumes from the last resourceVersion. */
   timeoutSeconds: number;
 }
@@ -84,6 +87,8 @@ export interface ClusterApi {
   /** Always with a label selector: we never list every Secret of the cluster. */
   listCopies(kind: DistributedKind, labelSelector: string): Promise<ListResult<Resource>>;
   watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
+  /** The source object alone (a list by name in its namespace, so that it can be watched from there). */
+  listSource(ref: SourceRef): Promise<ListResult<Resource>>;
 
   getNamespace(name: string): Promise<NamespaceObject | undefined>;
   /**
@@ -116,6 +121,7 @@ export const API_VERBS = {
   listNamespaces: 'list',
   listCopies: 'list',
   watch: 'watch',
+  listSource: 'list',
   getNamespace: 'get',
   lookupDistribution: 'list',
   getCopy: 'get',

@@ -13,7 +13,7 @@ import { createGenerator } from './generator.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper } from './sweeper.js';
-import { copyTriggers, distributionTriggers, namespaceTriggers } from './triggers.js';
+import { copyTriggers, distributionTriggers, namespaceTriggers, sourcesOf, sourceTriggers } from './triggers.js';
 
 export interface ControllerSettings {
   sweepIntervalMs: number;
@@ -106,7 +106,20 @@ export function createController(deps: ControllerDeps): RunningController {
     ]);
   const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
 
+  // Every replica follows the sources: its namespace generator copies them too. Once per burst of
+  // distribution changes (a relist brings them all at once), not once per change.
+  let followScheduled = false;
+  function followSources(): void {
+    if (followScheduled) return;
+    followScheduled = true;
+    queueMicrotask(() => {
+      followScheduled = false;
+      if (!stopping) caches.sources.follow(sourcesOf(caches.distributions.list()));
+    });
+  }
+
   function onCacheChange(event: CacheChange): void {
+    if (event.resource === 'distributions') followSources();
     if (event.resource !== 'namespaces') {
       if (leading) queue.addAll(namesFor(event));
       return;
@@ -133,6 +146,8 @@ export function createController(deps: ControllerDeps): RunningController {
         );
       case 'copies':
         return copyTriggers(event.change);
+      case 'sources':
+        return sourceTriggers(event.key, caches.distributions.list());
     }
   }
 

@@ -1,15 +1,37 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
-import type { Resource, ResourceDistribution } from '../domain/types.js';
+import { withSource } from '../domain/source.js';
+import type { ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
+import type { SourceCache } from '../k8s/source-cache.js';
 
 /**
  * Admission rejects anything else; this guards against objects stored while the webhook was off
- * (never distribute a forbidden Secret type, whatever got stored).
+ * (never distribute a forbidden Secret type, whatever got stored or whatever a source became).
  */
-export function isDistributable(rd: ResourceDistribution): boolean {
-  const resource = rd.spec?.resource as Resource | undefined;
+export function isDistributable(rd: ResourceDistribution): rd is ResolvedDistribution {
+  const resource = rd.spec?.resource;
   return (
     typeof resource?.metadata?.name === 'string' &&
     (resource.kind === 'ConfigMap' || (resource.kind === 'Secret' && !isForbiddenSecretType(resource.type))) &&
     typeof rd.spec.targets === 'object'
   );
+}
+
+/**
+ * What a distribution copies, at hand: `ready` with the template or the source's content;
+ * `pending` while its source has not been read yet; `source-missing`; `invalid` (nothing we may copy).
+ */
+export type Resolution =
+  | { state: 'ready'; rd: ResolvedDistribution }
+  | { state: 'pending' }
+  | { state: 'source-missing' }
+  | { state: 'invalid' };
+
+export function resolveDistribution(rd: ResourceDistribution, sources: Pick<SourceCache, 'get'>): Resolution {
+  const ref = rd.spec?.source;
+  if (ref === undefined) return isDistributable(rd) ? { state: 'ready', rd } : { state: 'invalid' };
+  const known = sources.get(ref);
+  if (!known.synced) return { state: 'pending' };
+  if (known.object === undefined) return { state: 'source-missing' };
+  const resolved = withSource(rd, known.object);
+  return isDistributable(resolved) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
 }

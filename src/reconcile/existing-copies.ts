@@ -6,8 +6,8 @@
 // failed write; under writePolicy strict every unknown namespace is read first, since one
 // conflict anywhere forbids every write; and so is every namespace of a distribution whose status
 // counts copies the cache does not hold (see readsFirst).
-import { computeTargets } from '../domain/targets.js';
-import type { DistributedKind, NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
+import { computeTargets, forbiddenFor } from '../domain/targets.js';
+import type { DistributedKind, NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError, type ApiErrorInfo } from '../k8s/errors.js';
@@ -23,9 +23,9 @@ export interface ExistingCopies {
 }
 
 export interface ExistingCopiesReader {
-  read(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
+  read(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
   /** Reads `namespaces` now (after a create met AlreadyExists). */
-  reread(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
+  reread(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
   /** The distribution is gone: drop what was remembered of it. */
   forget(name: string): void;
 }
@@ -42,7 +42,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
   /** distribution name -> namespaces where the last read found an object our cache does not hold. */
   const uncachedObjects = new Map<string, Set<string>>();
 
-  async function get(rd: ResourceDistribution, kind: DistributedKind, namespaces: readonly string[], into: Pick<ExistingCopies, 'existing' | 'failures'>): Promise<void> {
+  async function get(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly string[], into: Pick<ExistingCopies, 'existing' | 'failures'>): Promise<void> {
     const name = rd.spec.resource.metadata.name ?? '';
     const seen = uncachedObjects.get(rd.metadata.name) ?? new Set<string>();
     await mapBounded(namespaces, deps.parallelism, async (namespace) => {
@@ -65,7 +65,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
    * carry no label of ours: each is then taken over by one update, without a failed create first).
    * Otherwise only namespaces known to hold something are read.
    */
-  function readsFirst(rd: ResourceDistribution): (namespace: string) => boolean {
+  function readsFirst(rd: ResolvedDistribution): (namespace: string) => boolean {
     if (rd.spec.writePolicy === 'strict') return () => true;
     if ((rd.status?.succeeded ?? 0) > caches.copies.byDistribution(rd.metadata.name).length) return () => true;
     const known = uncachedObjects.get(rd.metadata.name);
@@ -76,7 +76,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
     async read(rd, kind, namespaces) {
       const name = rd.spec.resource.metadata.name ?? '';
       const result: ExistingCopies = { existing: new Map(), failures: new Map(), unread: new Set() };
-      const { targeted } = computeTargets(rd.spec.targets, namespaces, deps.forbiddenNamespaces);
+      const { targeted } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
       const readFirst = readsFirst(rd);
       const toRead: string[] = [];
       for (const namespace of targeted) {

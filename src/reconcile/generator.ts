@@ -4,8 +4,8 @@
 // go through the same ownership rules. Best effort: the reconciler remains the source of truth.
 import type { Clock } from '../domain/clock.js';
 import { planNamespace } from '../domain/plan.js';
-import { isTargeted } from '../domain/targets.js';
-import type { DistributedKind, NamespaceInfo, ResourceDistribution } from '../domain/types.js';
+import { forbiddenFor, isTargeted } from '../domain/targets.js';
+import type { DistributedKind, NamespaceInfo, ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -14,11 +14,11 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError } from '../k8s/errors.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter } from './copy-writer.js';
-import { isDistributable } from './distributable.js';
+import { resolveDistribution } from './distributable.js';
 
 export interface GeneratorDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies'>;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources'>;
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
@@ -136,7 +136,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
    * namespace, usually writes first) is no failure: read what the other writer left and plan
    * again, which normally finds the copy in sync and writes nothing.
    */
-  async function generateFor(rd: ResourceDistribution, ns: NamespaceInfo): Promise<void> {
+  async function generateFor(rd: ResolvedDistribution, ns: NamespaceInfo): Promise<void> {
     const kind = rd.spec.resource.kind as DistributedKind;
     const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
     const context = { name: rd.metadata.name, ns: ns.name };
@@ -166,8 +166,12 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   async function writeCopies(ns: NamespaceInfo): Promise<number> {
     const matching = caches.distributions
       .list()
-      .filter((rd) => isDistributable(rd) && isTargeted(rd.spec.targets, ns, deps.forbiddenNamespaces))
-      .filter((rd) => !rd.metadata.deletionTimestamp && !hasStrictConflict(rd));
+      .filter((rd) => !rd.metadata.deletionTimestamp && isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces)))
+      .flatMap((rd) => {
+        // A source not read yet, or missing: the reconciler handles it once it is known.
+        const resolved = resolveDistribution(rd, caches.sources);
+        return resolved.state === 'ready' && !hasStrictConflict(resolved.rd) ? [resolved.rd] : [];
+      });
     await mapBounded(matching, deps.parallelism, (rd) => generateFor(rd, ns));
     return matching.length;
   }

@@ -7,14 +7,17 @@ import { classifyExisting, controllerOf } from '../domain/copy.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { hashResource } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
-import { computeStatus, statusEquals } from '../domain/status.js';
+import { computeStatus, statusEquals, type SourceStatus } from '../domain/status.js';
+import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
   type Action,
   type DistributedKind,
   type Outcome,
+  type ResolvedDistribution,
   type Resource,
   type ResourceDistribution,
+  type SourceRef,
 } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -24,7 +27,7 @@ import { isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
-import { isDistributable } from './distributable.js';
+import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader } from './existing-copies.js';
 import { eventsFor } from './events.js';
@@ -32,7 +35,7 @@ import type { ProcessResult } from './queue.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies'>;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources'>;
   writer: CopyWriter;
   events: EventRecorder;
   clock: Clock;
@@ -78,7 +81,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const reader = createExistingCopiesReader({ api, caches, parallelism, forbiddenNamespaces: deps.forbiddenNamespaces });
 
   /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
-  function strayDeletes(rd: ResourceDistribution): Planned[] {
+  function strayDeletes(rd: ResolvedDistribution): Planned[] {
     const { kind, metadata } = rd.spec.resource;
     return caches.copies
       .byDistribution(rd.metadata.name)
@@ -121,8 +124,8 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
   }
 
-  async function writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[]): Promise<void> {
-    const status = computeStatus({ distribution: rd, outcomes, now: clock() });
+  async function writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[], source?: SourceStatus): Promise<void> {
+    const status = computeStatus({ distribution: rd, outcomes, now: clock(), ...(source ? { source } : {}) });
     if (statusEquals(rd.status, status)) return;
     let written: ResourceDistribution;
     try {
@@ -141,7 +144,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
    * plan them again (a conflict, an adoption, our copy without its label), within the same pass.
    */
   async function createThenRead(
-    rd: ResourceDistribution,
+    rd: ResolvedDistribution,
     kind: DistributedKind,
     outcomes: WriteOutcome[],
     unread: ReadonlySet<string>,
@@ -157,7 +160,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
   }
 
-  async function reconcileDistribution(rd: ResourceDistribution, signal: AbortSignal): Promise<ProcessResult> {
+  async function reconcileDistribution(rd: ResolvedDistribution, signal: AbortSignal): Promise<ProcessResult> {
     const kind = rd.spec.resource.kind as DistributedKind;
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
     const { existing, failures, unread } = await reader.read(rd, kind, namespaces);
@@ -170,8 +173,21 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     copyStates.record(rd.metadata.name, outcomes);
     // A lost race is no failure to report: the status waits for the retry, which reads afresh.
     if (outcomes.some((outcome) => outcome.stale)) return 'retry';
-    await writeStatus(rd, outcomes);
+    await writeStatus(rd, outcomes, rd.spec.source ? { found: true } : undefined);
     return needsRetry(outcomes) ? 'retry' : 'done';
+  }
+
+  /**
+   * The source is gone: its copies stay as they are (nothing is written or deleted) and the status
+   * says so, counting every target as not in sync. A new source brings its watch event.
+   */
+  async function reportMissingSource(rd: ResourceDistribution & { spec: { source: SourceRef } }): Promise<ProcessResult> {
+    const namespaces = caches.namespaces.list().map((ns) => ns.info);
+    const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
+    const { kind, namespace, name } = rd.spec.source;
+    const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
+    await writeStatus(rd, [], { found: false, desired: targeted.length + missing.length, message });
+    return 'done';
   }
 
   async function reconcileOnce(name: string, signal: AbortSignal): Promise<ProcessResult> {
@@ -179,8 +195,17 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     if (!rd) return removeOrphans(name, signal);
     // Being deleted: the garbage collector is removing the copies.
     if (rd.metadata.deletionTimestamp) return 'done';
-    if (!isDistributable(rd)) throw new TerminalError(`distribution ${name} has no distributable spec.resource or no spec.targets`);
-    return reconcileDistribution(rd, signal);
+    const resolved = resolveDistribution(rd, caches.sources);
+    switch (resolved.state) {
+      case 'ready':
+        return reconcileDistribution(resolved.rd, signal);
+      case 'pending':
+        return 'retry';
+      case 'source-missing':
+        return reportMissingSource(rd as ResourceDistribution & { spec: { source: SourceRef } });
+      case 'invalid':
+        throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
+    }
   }
 
   return {

@@ -1,12 +1,14 @@
 // Which distributions a change concerns. Pure: (old, new) object -> names to enqueue. Watch
 // callbacks call these and enqueue; they never decide anything else.
-import { isTargeted } from '../domain/targets.js';
+import { sourceKey } from '../domain/source.js';
+import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
   LABEL_DISTRIBUTION,
   type NamespaceInfo,
   type Resource,
   type ResourceDistribution,
+  type SourceRef,
 } from '../domain/types.js';
 
 export interface Change<T> {
@@ -38,7 +40,7 @@ function listsByName(rd: ResourceDistribution, namespace: string): boolean {
 
 function concerns(rd: ResourceDistribution, ns: NamespaceInfo | undefined, forbidden: readonly string[]): boolean {
   if (ns === undefined || rd.spec?.targets === undefined) return false;
-  return isTargeted(rd.spec.targets, ns, forbidden);
+  return isTargeted(rd.spec.targets, ns, forbiddenFor(rd, forbidden));
 }
 
 /**
@@ -60,6 +62,16 @@ export function namespaceTriggers(
       .filter((rd) => concerns(rd, old, forbidden) || concerns(rd, current, forbidden) || listsByName(rd, name))
       .map((rd) => rd.metadata.name),
   );
+}
+
+/** A source concerns every distribution that copies it. */
+export function sourceTriggers(key: string, distributions: readonly ResourceDistribution[]): string[] {
+  return unique(distributions.filter((rd) => rd.spec?.source !== undefined && sourceKey(rd.spec.source) === key).map((rd) => rd.metadata.name));
+}
+
+/** The sources the distributions name: the ones to watch. */
+export function sourcesOf(distributions: readonly ResourceDistribution[]): SourceRef[] {
+  return distributions.flatMap((rd) => (rd.spec?.source === undefined ? [] : [rd.spec.source]));
 }
 
 /** A copy concerns the distribution its label names and the one its `from` annotation names, before and after. */

@@ -38,7 +38,7 @@ beforeAll(async () => {
       metadata: {
         name: 'shared-settings',
         namespace,
-        annotations: { [ANNOTATION_FROM]: name, [ANNOTATION_HASH]: hashResource(rd.spec.resource), [ANNOTATION_TIMESTAMP]: '2026-01-01T00:00:00Z' },
+        annotations: { [ANNOTATION_FROM]: name, [ANNOTATION_HASH]: hashResource(template), [ANNOTATION_TIMESTAMP]: '2026-01-01T00:00:00Z' },
         ownerReferences: [{ apiVersion: `${GROUP}/${VERSION}`, kind: KIND, name, uid: rd.metadata.uid!, controller: true, blockOwnerDeletion: true }],
       },
     };

@@ -16,8 +16,8 @@ import {
   type NamespaceInfo,
   type Outcome,
   type OwnerReference,
+  type ResolvedDistribution,
   type Resource,
-  type ResourceDistribution,
   type WritePolicy,
 } from '../../src/domain/types.js';
 
@@ -30,7 +30,7 @@ export function base64(text: string): string {
 }
 
 export class DistributionBuilder {
-  private readonly rd: ResourceDistribution;
+  private readonly rd: ResolvedDistribution;
 
   constructor(name: string) {
     this.rd = {
@@ -166,7 +166,7 @@ export class DistributionBuilder {
     return this;
   }
 
-  build(): ResourceDistribution {
+  build(): ResolvedDistribution {
     return structuredClone(this.rd);
   }
 }
@@ -280,7 +280,7 @@ export class ResourceBuilder {
 }
 
 /** Our copy of `rd` in `ns` as the API server would return it (uid, resourceVersion set). */
-export function copyOf(rd: ResourceDistribution, ns: string, now: Date = T0): ResourceBuilder {
+export function copyOf(rd: ResolvedDistribution, ns: string, now: Date = T0): ResourceBuilder {
   const copy = renderCopy(rd, ns, now);
   copy.metadata.uid = `uid-${ns}-${copy.metadata.name ?? ''}`;
   copy.metadata.resourceVersion = '1';

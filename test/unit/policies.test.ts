@@ -5,7 +5,7 @@ import { parse } from 'yaml';
 import { computeTargets } from '../../src/domain/targets.js';
 import { hashResource } from '../../src/domain/hash.js';
 import { compileSpecValidator } from '../../src/domain/schema.js';
-import type { ResourceDistribution } from '../../src/domain/types.js';
+import type { ResolvedDistribution } from '../../src/domain/types.js';
 import { validateDistribution } from '../../src/domain/validate.js';
 import { loadCrdSchema } from '../../src/k8s/crd-schema.js';
 import { namespace } from './builders.js';
@@ -13,15 +13,16 @@ import { namespace } from './builders.js';
 const policiesDir = fileURLToPath(new URL('../../policies/', import.meta.url));
 const schema = compileSpecValidator(loadCrdSchema());
 
-function load(file: string): ResourceDistribution {
-  return parse(readFileSync(`${policiesDir}${file}`, 'utf8')) as ResourceDistribution;
+/** The examples carry their template inline. */
+function load(file: string): ResolvedDistribution {
+  return parse(readFileSync(`${policiesDir}${file}`, 'utf8')) as ResolvedDistribution;
 }
 
 describe('example policies', () => {
   const files = readdirSync(policiesDir).filter((file) => file.endsWith('.yaml'));
 
-  it('ships the three examples', () => {
-    expect(files.sort()).toEqual(['game-demo.yaml', 'image-pull-secret.yaml', 'shared-settings.yaml']);
+  it('ships the four examples', () => {
+    expect(files.sort()).toEqual(['game-demo.yaml', 'image-pull-secret.yaml', 'shared-settings.yaml', 'wildcard-tls.yaml']);
   });
 
   it.each(files)('%s passes admission validation with the real CRD schema', (file) => {

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import type { Action, ResourceDistribution } from '../../../src/domain/types.js';
+import type { Action, ResolvedDistribution } from '../../../src/domain/types.js';
 import type { ClusterApi } from '../../../src/k8s/cluster-api.js';
 import { copyOf, distribution } from '../builders.js';
 import { FakeApiError, FakeCluster } from './fake-cluster.js';
 import { startHarness } from './harness.js';
 
-const rd: ResourceDistribution = distribution('shared').configMap('settings', { a: '1' }).build();
+const rd: ResolvedDistribution = distribution('shared').configMap('settings', { a: '1' }).build();
 
 interface Case {
   what: string;

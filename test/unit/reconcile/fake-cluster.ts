@@ -7,6 +7,7 @@ import type {
   LeaseObject,
   NamespaceObject,
   WatchCallbacks,
+  WatchOptions,
   WatchedResource,
   WatchEvent,
 } from '../../../src/k8s/cluster-api.js';
@@ -36,7 +37,7 @@ export class FakeCluster {
   readonly leases = new Map<string, LeaseObject>();
   readonly events: EventObject[] = [];
   readonly calls: { method: keyof ClusterApi; args: readonly unknown[] }[] = [];
-  private readonly watchers = new Map<WatchedResource, Set<WatchCallbacks>>();
+  private readonly watchers = new Map<WatchedResource, Map<WatchCallbacks, WatchOptions>>();
   private failures: Failure[] = [];
   private version = 100;
   private uids = 0;
@@ -63,7 +64,11 @@ export class FakeCluster {
   }
 
   private emit(resource: WatchedResource, type: WatchEvent['type'], object: Kept): void {
-    for (const watcher of this.watchers.get(resource) ?? []) {
+    for (const [watcher, options] of this.watchers.get(resource) ?? []) {
+      // A source's watch: its namespace and `metadata.name=<name>` only, as the API server filters.
+      const name = options.fieldSelector?.replace(/^metadata\.name=/, '');
+      if (options.namespace !== undefined && object.metadata?.namespace !== options.namespace) continue;
+      if (name !== undefined && object.metadata?.name !== name) continue;
       watcher.onEvent({ type, object: structuredClone(object) });
     }
   }
@@ -85,7 +90,7 @@ export class FakeCluster {
     return ns;
   }
 
-  putDistribution(rd: ResourceDistribution): ResourceDistribution {
+  putDistribution<T extends ResourceDistribution>(rd: T): T {
     const old = this.distributions.get(rd.metadata.name);
     const stored = this.stamp(rd, old === undefined && rd.metadata.uid === undefined);
     if (old) stored.metadata.uid = old.metadata.uid;
@@ -163,10 +168,15 @@ export class FakeCluster {
       );
       return { items: items.map((object) => structuredClone(object)), resourceVersion: String(this.version) };
     },
+    listSource: async (ref) => {
+      await this.check('listSource', [ref]);
+      const found = this.copies.get(keyOf(ref.kind, ref.namespace, ref.name));
+      return { items: found ? [structuredClone(found)] : [], resourceVersion: String(this.version) };
+    },
     watch: async (resource, options, callbacks) => {
       await this.check('watch', [resource, options]);
-      const set = this.watchers.get(resource) ?? new Set<WatchCallbacks>();
-      set.add(callbacks);
+      const set = this.watchers.get(resource) ?? new Map<WatchCallbacks, WatchOptions>();
+      set.set(callbacks, options);
       this.watchers.set(resource, set);
       return { stop: () => set.delete(callbacks) };
     },

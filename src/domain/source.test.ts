@@ -1,0 +1,167 @@
+import { describe, expect, it } from 'vitest';
+import { requiredAccess } from '../admission/required-access.js';
+import { loadCrdSchema } from '../k8s/crd-schema.js';
+import { distribution, namespace, T0 } from '../../test/unit/builders.js';
+import { hashResource } from './hash.js';
+import { compileSpecValidator } from './schema.js';
+import { normaliseSource, sourceKey, withSource } from './source.js';
+import { computeStatus } from './status.js';
+import { computeTargets, forbiddenFor } from './targets.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
+import { validateDistribution } from './validate.js';
+
+const schema = compileSpecValidator(loadCrdSchema());
+const REF: SourceRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'cert-manager', name: 'wildcard-tls' };
+
+/** A distribution as a user writes it with spec.source (no spec.resource). */
+function fromSource(ref: object = REF, targets: object = { allNamespaces: true }): ResourceDistribution {
+  const rd = distribution('tls').build() as ResourceDistribution;
+  delete rd.spec.resource;
+  return { ...rd, spec: { ...rd.spec, source: ref as SourceRef, targets } };
+}
+
+/** A source as the API server returns it. */
+const served: Resource = {
+  apiVersion: 'v1',
+  kind: 'Secret',
+  type: 'kubernetes.io/tls',
+  metadata: {
+    name: 'wildcard-tls',
+    namespace: 'cert-manager',
+    uid: 'u-1',
+    resourceVersion: '812',
+    creationTimestamp: '2026-01-01T00:00:00Z',
+    managedFields: [{ manager: 'cert-manager' }],
+    ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'wildcard', uid: 'c-1', controller: true }],
+    labels: { 'controller.cert-manager.io/fao': 'true', [LABEL_DISTRIBUTION]: 'upstream' },
+    annotations: {
+      'cert-manager.io/certificate-name': 'wildcard',
+      'kubectl.kubernetes.io/last-applied-configuration': '{}',
+      [ANNOTATION_FROM]: 'upstream',
+      [ANNOTATION_HASH]: 'abc',
+    },
+  },
+  data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' },
+};
+
+describe('normaliseSource', () => {
+  it('keeps content and the metadata its owner gave it, drops what the server owns and marks of another distribution', () => {
+    expect(normaliseSource(served)).toEqual({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: {
+        name: 'wildcard-tls',
+        labels: { 'controller.cert-manager.io/fao': 'true' },
+        annotations: { 'cert-manager.io/certificate-name': 'wildcard' },
+      },
+      data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' },
+    });
+  });
+
+  it.each<[string, boolean, (r: Resource) => Resource]>([
+    ['a new resourceVersion', false, (r) => ({ ...r, metadata: { ...r.metadata, resourceVersion: '813', managedFields: [] } })],
+    ['a renewed certificate', true, (r) => ({ ...r, data: { ...r.data, 'tls.crt': 'bmV3' } })],
+    ['a label its owner adds', true, (r) => ({ ...r, metadata: { ...r.metadata, labels: { ...r.metadata.labels, team: 'a' } } })],
+  ])('%s: the hash changes = %s', (_what, changes, change) => {
+    expect(hashResource(normaliseSource(change(served))) !== hashResource(normaliseSource(served))).toBe(changes);
+  });
+
+  it('never changes the object it was given', () => {
+    const before = structuredClone(served);
+    normaliseSource(served);
+    expect(served).toEqual(before);
+  });
+});
+
+describe('a distribution with spec.source', () => {
+  it('resolves to the normalised source as its template', () => {
+    const resolved = withSource(fromSource(), served);
+    expect(resolved.spec.resource).toEqual(normaliseSource(served));
+    expect(resolved.spec.source).toEqual(REF);
+    expect(sourceKey(REF)).toBe('Secret/cert-manager/wildcard-tls');
+  });
+
+  it("never targets the source's namespace, whatever the targets say", () => {
+    const rd = fromSource(REF, { allNamespaces: true, includedNamespaces: { list: [{ name: 'cert-manager' }] } });
+    const namespaces = [namespace('cert-manager'), namespace('team-a')];
+    expect(computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, ['vault']))).toEqual({ targeted: ['team-a'], missing: [] });
+    expect(forbiddenFor(distribution('inline').build(), ['vault'])).toEqual(['vault']);
+  });
+
+  it('asks the author to read the source and to write its kind in every target', () => {
+    expect(requiredAccess(fromSource(REF, { includedNamespaces: { list: [{ name: 'team-a' }, { name: 'cert-manager' }] } }))).toEqual({
+      resource: 'secrets',
+      verbs: ['create', 'update'],
+      namespaces: ['team-a'],
+      source: { resource: 'secrets', namespace: 'cert-manager', name: 'wildcard-tls' },
+    });
+  });
+});
+
+describe('validateDistribution with spec.source', () => {
+  const check = (rd: unknown, oldObject?: unknown) => validateDistribution({ object: rd, schema, ...(oldObject ? { oldObject } : {}) });
+
+  it('accepts a source, warning when its namespace is listed as a target', () => {
+    expect(check(fromSource())).toEqual({ problems: [], warnings: [] });
+    expect(check(fromSource(REF, { includedNamespaces: { list: [{ name: 'cert-manager' }] } })).warnings).toEqual([
+      'spec.targets.includedNamespaces: cert-manager holds the source and is never a target',
+    ]);
+  });
+
+  it.each<[string, object, { path: string; message: string }[]]>([
+    ['another apiVersion', { ...REF, apiVersion: 'v2' }, [{ path: 'spec.source.apiVersion', message: '"v2" is not supported: use "v1"' }]],
+    ['another kind', { ...REF, kind: 'Pod' }, [{ path: 'spec.source.kind', message: '"Pod" is not supported: use Secret or ConfigMap' }]],
+    [
+      'a namespace that is no DNS label',
+      { ...REF, namespace: 'Cert_Manager' },
+      [{ path: 'spec.source.namespace', message: `"Cert_Manager" is not a namespace name (lowercase letters, digits and '-', at most 63 characters)` }],
+    ],
+    ['no name', { ...REF, name: undefined }, [{ path: 'spec.source.name', message: expect.stringMatching(/^"" is not a valid name/) }]],
+  ])('denies %s', (_what, ref, problems) => {
+    expect(check(fromSource(ref)).problems).toEqual(problems);
+  });
+
+  it('denies resource and source together', () => {
+    const both = { ...fromSource(), spec: { ...fromSource().spec, resource: distribution('x').build().spec.resource } };
+    expect(check(both).problems).toEqual([{ path: 'spec.source', message: 'cannot be set together with spec.resource: keep one of them' }]);
+  });
+
+  it("UPDATE: the copies' kind and name cannot change, the source's namespace can", () => {
+    expect(check(fromSource({ ...REF, namespace: 'certs' }), fromSource()).problems).toEqual([]);
+    expect(check(fromSource({ ...REF, name: 'other' }), fromSource()).problems.map((p) => p.message)).toEqual([
+      'is immutable (was "wildcard-tls"): create a new ResourceDistribution for a different object',
+    ]);
+  });
+});
+
+describe('status with spec.source', () => {
+  it('appends SourceNotFound after the six, False while the source is there', () => {
+    const status = computeStatus({ distribution: fromSource(), outcomes: [], now: T0, source: { found: true } });
+    expect(status.conditions.map((c) => `${c.type}=${c.status}`)).toEqual([
+      'GetResourceFailed=False',
+      'CreateResourceFailed=False',
+      'UpdateResourceFailed=False',
+      'DeleteResourceFailed=False',
+      'ConflictOccurred=False',
+      'NamespaceNotExists=False',
+      'SourceNotFound=False',
+    ]);
+  });
+
+  it('counts every target as not in sync while the source is missing, and says why', () => {
+    const status = computeStatus({ distribution: fromSource(), outcomes: [], now: T0, source: { found: false, desired: 3, message: 'source Secret cert-manager/wildcard-tls not found: the copies are kept as they are' } });
+    expect(status).toMatchObject({ desired: 3, succeeded: 0, failed: 3 });
+    expect(status.conditions[6]).toEqual({
+      type: 'SourceNotFound',
+      status: 'True',
+      reason: 'SourceNotFound',
+      message: 'source Secret cert-manager/wildcard-tls not found: the copies are kept as they are',
+      lastTransitionTime: '2024-05-01T10:00:00Z',
+    });
+  });
+
+  it('keeps exactly six conditions for an inline template', () => {
+    expect(computeStatus({ distribution: distribution('inline').build(), outcomes: [], now: T0 }).conditions).toHaveLength(6);
+  });
+});

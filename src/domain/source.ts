@@ -1,0 +1,73 @@
+// A distribution that copies an object of the cluster (spec.source): what its copies hold is the
+// source as read, minus what the API server owns and what marks the source as someone's copy.
+import {
+  ANNOTATION_FROM,
+  ANNOTATION_HASH,
+  ANNOTATION_TIMESTAMP,
+  LABEL_DISTRIBUTION,
+  type ObjectMeta,
+  type ResolvedDistribution,
+  type Resource,
+  type ResourceDistribution,
+  type SourceRef,
+} from './types.js';
+
+/** Metadata the API server (or a client tool) owns: never carried over to a copy. */
+const SERVER_OWNED_METADATA: readonly string[] = [
+  'namespace',
+  'uid',
+  'resourceVersion',
+  'generation',
+  'creationTimestamp',
+  'deletionTimestamp',
+  'deletionGracePeriodSeconds',
+  'managedFields',
+  'ownerReferences',
+  'finalizers',
+  'selfLink',
+  'generateName',
+];
+const DROPPED_ANNOTATIONS: readonly string[] = [
+  'kubectl.kubernetes.io/last-applied-configuration',
+  // A source that is itself a distributed copy: its copies are ours, not the other distribution's.
+  ANNOTATION_FROM,
+  ANNOTATION_HASH,
+  ANNOTATION_TIMESTAMP,
+];
+const DROPPED_LABELS: readonly string[] = [LABEL_DISTRIBUTION];
+
+/** `Secret/team-a/registry`: how sources are keyed in caches and logs. */
+export function sourceKey(ref: SourceRef): string {
+  return `${ref.kind}/${ref.namespace}/${ref.name}`;
+}
+
+function without(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
+  if (map === undefined) return undefined;
+  const kept = Object.fromEntries(Object.entries(map).filter(([key]) => !keys.includes(key)));
+  return Object.keys(kept).length > 0 ? kept : undefined;
+}
+
+/**
+ * The template a source stands for. Deterministic, so that the hash of the result (the copies'
+ * hashcode annotation) changes only when the source's content or own metadata do.
+ */
+export function normaliseSource(source: Resource): Resource {
+  const { status: _status, metadata, ...content } = source;
+  const kept: ObjectMeta = {};
+  for (const [key, value] of Object.entries(metadata)) {
+    if (!SERVER_OWNED_METADATA.includes(key) && value !== undefined) kept[key] = value;
+  }
+  const labels = without(metadata.labels, DROPPED_LABELS);
+  const annotations = without(metadata.annotations, DROPPED_ANNOTATIONS);
+  delete kept.labels;
+  delete kept.annotations;
+  return {
+    ...content,
+    metadata: { ...kept, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) },
+  };
+}
+
+/** The distribution with its source's content as template. */
+export function withSource(rd: ResourceDistribution, source: Resource): ResolvedDistribution {
+  return { ...rd, spec: { ...rd.spec, resource: normaliseSource(source) } };
+}
