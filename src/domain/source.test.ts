@@ -129,8 +129,8 @@ describe('validateDistribution with spec.source', () => {
 
   it("UPDATE: the copies' kind and name cannot change, the source's namespace can", () => {
     expect(check(fromSource({ ...REF, namespace: 'certs' }), fromSource()).problems).toEqual([]);
-    expect(check(fromSource({ ...REF, name: 'other' }), fromSource()).problems.map((p) => p.message)).toEqual([
-      'is immutable (was "wildcard-tls"): create a new ResourceDistribution for a different object',
+    expect(check(fromSource({ ...REF, name: 'other' }), fromSource()).problems).toEqual([
+      { path: 'spec.source.name', message: 'is immutable (was "wildcard-tls"): create a new ResourceDistribution for a different object' },
     ]);
   });
 });

@@ -82,19 +82,25 @@ interface Identity {
   apiVersion: unknown;
   kind: unknown;
   name: unknown;
+  /** Where it is written: spec.resource or spec.source. */
+  paths: Record<IdentityField, string>;
 }
+
+type IdentityField = 'apiVersion' | 'kind' | 'name';
+const IDENTITY_FIELDS: readonly IdentityField[] = ['apiVersion', 'kind', 'name'];
+const SOURCE_PATHS = { apiVersion: 'spec.source.apiVersion', kind: 'spec.source.kind', name: 'spec.source.name' };
 
 /** What the copies are: the template's identity, or the source's (which may move namespaces). */
 function identityOf(object: unknown): Identity | undefined {
   const spec = asRecord(asRecord(object)?.spec);
   const source = asRecord(spec?.source);
-  if (source !== undefined) return { apiVersion: source.apiVersion, kind: source.kind, name: source.name };
+  if (source !== undefined) return { apiVersion: source.apiVersion, kind: source.kind, name: source.name, paths: SOURCE_PATHS };
   const resource = asRecord(spec?.resource);
   if (resource === undefined) return undefined;
-  return { apiVersion: resource.apiVersion, kind: resource.kind, name: asRecord(resource.metadata)?.name };
+  return { apiVersion: resource.apiVersion, kind: resource.kind, name: asRecord(resource.metadata)?.name, paths: IDENTITY_PATHS };
 }
 
-const IDENTITY_PATHS: Record<keyof Identity, string> = {
+const IDENTITY_PATHS: Record<IdentityField, string> = {
   apiVersion: 'spec.resource.apiVersion',
   kind: 'spec.resource.kind',
   name: 'spec.resource.metadata.name',
@@ -105,10 +111,8 @@ export function validateImmutable(object: unknown, oldObject: unknown): FieldPro
   const before = identityOf(oldObject);
   const after = identityOf(object);
   if (before === undefined || after === undefined) return [];
-  return (Object.keys(IDENTITY_PATHS) as (keyof Identity)[])
-    .filter((field) => before[field] !== after[field])
-    .map((field) => ({
-      path: IDENTITY_PATHS[field],
+  return IDENTITY_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({
+      path: after.paths[field],
       message: `is immutable (was ${quote(before[field] ?? '')}): create a new ResourceDistribution for a different object`,
     }));
 }
