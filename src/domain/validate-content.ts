@@ -38,9 +38,16 @@ function decodedLength(value: string): number {
   return (plain.length / 4) * 3 - padding;
 }
 
-function checkKey(path: string, key: string): FieldProblem[] {
-  if (key.length <= 253 && DATA_KEY.test(key) && key !== '.' && key !== '..' && !key.startsWith('..')) return [];
-  return [{ path, message: `${quote(key)} is not a valid key (letters, digits, '-', '_' and '.', at most 253 characters)` }];
+/** What is wrong with one key of a data map, if anything. */
+function keyProblem(key: string): string | undefined {
+  if (key.length <= 253 && DATA_KEY.test(key) && key !== '.' && key !== '..' && !key.startsWith('..')) return undefined;
+  return `${quote(key)} is not a valid key (letters, digits, '-', '_' and '.', at most 253 characters)`;
+}
+
+/** What is wrong with one value, if anything; `undefined` for a good one. */
+function valueProblem(item: unknown, base64: boolean): string | undefined {
+  if (typeof item !== 'string') return 'must be a string';
+  return base64 && !isBase64(item) ? 'is not valid base64 (standard alphabet, padded)' : undefined;
 }
 
 interface MapRule {
@@ -57,12 +64,13 @@ function checkMap(resource: UnknownRecord, rule: MapRule): { problems: FieldProb
   if (map === undefined) return { problems: [{ path: base, message: 'must be a map of key to string' }], size: 0 };
   const problems: FieldProblem[] = [];
   let size = 0;
+  // A map may hold tens of thousands of keys: paths are built only for the ones with a problem.
   for (const [key, item] of Object.entries(map)) {
-    const path = keyPath(base, key);
-    problems.push(...checkKey(path, key));
-    if (typeof item !== 'string') problems.push({ path, message: 'must be a string' });
-    else if (rule.base64 && !isBase64(item)) problems.push({ path, message: 'is not valid base64 (standard alphabet, padded)' });
-    else size += rule.base64 ? decodedLength(item) : Buffer.byteLength(item, 'utf8');
+    const badKey = keyProblem(key);
+    if (badKey !== undefined) problems.push({ path: keyPath(base, key), message: badKey });
+    const badValue = valueProblem(item, rule.base64);
+    if (badValue !== undefined) problems.push({ path: keyPath(base, key), message: badValue });
+    else size += rule.base64 ? decodedLength(item as string) : Buffer.byteLength(item as string, 'utf8');
   }
   return { problems, size };
 }
