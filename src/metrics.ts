@@ -16,6 +16,7 @@ export interface Metrics {
   generationSkipped: Counter;
   isLeader: Gauge;
   certificateExpiry: Gauge;
+  sourcesWatched: Gauge;
 }
 
 export interface MetricsOptions {
@@ -102,6 +103,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     certificateExpiry: new Gauge({
       name: 'resource_distributor_certificate_expiry_timestamp_seconds',
       help: 'When the serving certificate expires (Unix time).',
+      registers,
+    }),
+    sourcesWatched: new Gauge({
+      name: 'resource_distributor_sources_watched',
+      help: 'Source objects (spec.source) watched, each on a connection of its own.',
       registers,
     }),
   };

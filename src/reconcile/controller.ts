@@ -114,7 +114,9 @@ export function createController(deps: ControllerDeps): RunningController {
     followScheduled = true;
     queueMicrotask(() => {
       followScheduled = false;
-      if (!stopping) caches.sources.follow(sourcesOf(caches.distributions.list()));
+      if (stopping) return;
+      caches.sources.follow(sourcesOf(caches.distributions.list()));
+      metrics.sourcesWatched.set(caches.sources.size());
     });
   }
 

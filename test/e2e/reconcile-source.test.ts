@@ -122,6 +122,7 @@ describe('distributing from a source object', () => {
     await everyCopyCarries(name, 'v1');
     const rd = await kube.waitForStatus(name, (s) => s.succeeded === N && s.desired === N && s.conditions.length === 7);
     expect(condition(rd, 'SourceNotFound')).toMatchObject({ status: 'False', reason: 'Succeeded' });
+    expect((await metrics.sourcesWatched.get()).values[0]?.value).toBe(1);
     const copy = await kube.get('Secret', targets[0]!, 'registry');
     expect(copy?.metadata.labels).toMatchObject({ app: 'registry', [LABEL_DISTRIBUTION]: name });
     // The source itself is untouched: no label, annotation or owner of ours.
