@@ -161,6 +161,13 @@ describe('distributing from a source object', () => {
     expect(missing.status).toMatchObject({ desired: N, succeeded: 0, failed: N });
     expect(condition(missing, 'SourceNotFound')?.message).toBe(`source Secret ${sourceNs}/registry not found: the copies are kept as they are`);
     expect((await copies(name)).filter((c) => c.data?.token === b64('v2'))).toHaveLength(N);
+    // One Warning Event says it too, as for every failure condition.
+    const events = await waitFor(async () => {
+      const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: `involvedObject.name=${name}` });
+      const found = list.items.filter((e) => e.reason === 'SourceNotFound');
+      return found.length > 0 ? found : undefined;
+    }, { what: 'a SourceNotFound Event' });
+    expect(events.map((e) => [e.type, e.message])).toEqual([['Warning', `source Secret ${sourceNs}/registry not found: the copies are kept as they are`]]);
 
     await core.createNamespacedSecret({ namespace: sourceNs, body: registrySecret('registry', 'v3') as never });
     await everyCopyCarries(name, 'v3');
