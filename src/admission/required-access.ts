@@ -1,5 +1,5 @@
 import { forbiddenFor } from '../domain/targets.js';
-import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
+import { ALWAYS_EXCLUDED_NAMESPACES, KIND_PLURALS, type DistributedResource, type ResourceDistribution } from '../domain/types.js';
 
 /** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
 const WRITE_VERBS = ['create', 'update'] as const;
@@ -15,17 +15,15 @@ const OVERWRITE_VERBS = ['create', 'update', 'delete'] as const;
  * the targets are open-ended (allNamespaces, a label selector).
  */
 export interface RequiredAccess {
-  resource: 'secrets' | 'configmaps';
+  resource: DistributedResource;
   verbs: readonly string[];
   namespaces: readonly string[] | 'all';
   /** A distribution copying a source: the author must be allowed to read it. */
-  source?: { resource: 'secrets' | 'configmaps'; namespace: string; name: string };
+  source?: { resource: DistributedResource; namespace: string; name: string };
 }
 
-const PLURALS = { Secret: 'secrets', ConfigMap: 'configmaps' } as const;
-
-function pluralOf(kind: string | undefined): 'secrets' | 'configmaps' {
-  return kind === 'Secret' ? PLURALS.Secret : PLURALS.ConfigMap;
+function pluralOf(kind: string | undefined): DistributedResource {
+  return kind === 'Secret' ? KIND_PLURALS.Secret : KIND_PLURALS.ConfigMap;
 }
 
 function names(list: { list?: { name?: unknown }[] } | undefined): string[] {

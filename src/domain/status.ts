@@ -15,10 +15,15 @@ import {
 /** For a distribution with spec.source: whether the source was found; if not, what to report. */
 export type SourceStatus = { found: true } | { found: false; desired: number; message: string };
 
+/** Kept while the condition keeps its status; now when it flips (or is new). */
+function transitionTime(type: ConditionType, status: Condition['status'], previous: DistributionStatus | undefined, now: Date): string {
+  const before = previous?.conditions.find((c) => c.type === type);
+  return before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
+}
+
 function sourceCondition(source: SourceStatus, previous: DistributionStatus | undefined, now: Date): Condition {
   const status = source.found ? 'False' : 'True';
-  const before = previous?.conditions.find((c) => c.type === SOURCE_CONDITION);
-  const lastTransitionTime = before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
+  const lastTransitionTime = transitionTime(SOURCE_CONDITION, status, previous, now);
   if (source.found) return { type: SOURCE_CONDITION, status, reason: SUCCEEDED_REASON, lastTransitionTime };
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
@@ -93,8 +98,7 @@ function buildCondition(
   now: Date,
 ): Condition {
   const status = failures.length > 0 ? 'True' : 'False';
-  const before = previous?.conditions.find((c) => c.type === type);
-  const lastTransitionTime = before !== undefined && before.status === status ? before.lastTransitionTime : toRfc3339(now);
+  const lastTransitionTime = transitionTime(type, status, previous, now);
   if (status === 'False') return { type, status, reason: SUCCEEDED_REASON, lastTransitionTime };
   const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort().slice(0, MAX_FAILED_NAMESPACES);
   return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures), lastTransitionTime, failedNamespace };

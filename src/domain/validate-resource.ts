@@ -88,7 +88,12 @@ interface Identity {
 
 type IdentityField = 'apiVersion' | 'kind' | 'name';
 const IDENTITY_FIELDS: readonly IdentityField[] = ['apiVersion', 'kind', 'name'];
-const SOURCE_PATHS = { apiVersion: 'spec.source.apiVersion', kind: 'spec.source.kind', name: 'spec.source.name' };
+const RESOURCE_PATHS: Record<IdentityField, string> = {
+  apiVersion: 'spec.resource.apiVersion',
+  kind: 'spec.resource.kind',
+  name: 'spec.resource.metadata.name',
+};
+const SOURCE_PATHS: Record<IdentityField, string> = { apiVersion: 'spec.source.apiVersion', kind: 'spec.source.kind', name: 'spec.source.name' };
 
 /** What the copies are: the template's identity, or the source's (which may move namespaces). */
 function identityOf(object: unknown): Identity | undefined {
@@ -97,14 +102,8 @@ function identityOf(object: unknown): Identity | undefined {
   if (source !== undefined) return { apiVersion: source.apiVersion, kind: source.kind, name: source.name, paths: SOURCE_PATHS };
   const resource = asRecord(spec?.resource);
   if (resource === undefined) return undefined;
-  return { apiVersion: resource.apiVersion, kind: resource.kind, name: asRecord(resource.metadata)?.name, paths: IDENTITY_PATHS };
+  return { apiVersion: resource.apiVersion, kind: resource.kind, name: asRecord(resource.metadata)?.name, paths: RESOURCE_PATHS };
 }
-
-const IDENTITY_PATHS: Record<IdentityField, string> = {
-  apiVersion: 'spec.resource.apiVersion',
-  kind: 'spec.resource.kind',
-  name: 'spec.resource.metadata.name',
-};
 
 /** On UPDATE: apiVersion, kind and name of the distributed object cannot change. */
 export function validateImmutable(object: unknown, oldObject: unknown): FieldProblem[] {
@@ -112,7 +111,7 @@ export function validateImmutable(object: unknown, oldObject: unknown): FieldPro
   const after = identityOf(object);
   if (before === undefined || after === undefined) return [];
   return IDENTITY_FIELDS.filter((field) => before[field] !== after[field]).map((field) => ({
-      path: after.paths[field],
-      message: `is immutable (was ${quote(before[field] ?? '')}): create a new ResourceDistribution for a different object`,
-    }));
+    path: after.paths[field],
+    message: `is immutable (was ${quote(before[field] ?? '')}): create a new ResourceDistribution for a different object`,
+  }));
 }

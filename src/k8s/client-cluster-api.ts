@@ -1,5 +1,5 @@
 // ClusterApi over our own HTTP client: plain JSON in and out, as the API server sends it.
-import { GROUP, PLURAL, VERSION, type DistributedKind, type Resource, type ResourceDistribution } from '../domain/types.js';
+import { GROUP, KIND_PLURALS, PLURAL, VERSION, type DistributedKind, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
@@ -12,9 +12,8 @@ export interface ClientClusterApiOptions {
 
 const MERGE_PATCH = 'application/merge-patch+json';
 const DISTRIBUTIONS = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
-const COPY_PLURALS: Record<DistributedKind, string> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 const copyPath = (kind: DistributedKind, namespace: string, name?: string): string =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/${COPY_PLURALS[kind]}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+  `/api/v1/namespaces/${encodeURIComponent(namespace)}/${KIND_PLURALS[kind]}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 const leasePath = (namespace: string, name?: string): string =>
   `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
@@ -66,7 +65,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     listDistributions: () => listAll<ResourceDistribution>(DISTRIBUTIONS),
     listNamespaces: () => listAll<NamespaceObject>('/api/v1/namespaces'),
     listCopies: async (kind, labelSelector) => {
-      const listed = await listAll<Resource>(`/api/v1/${COPY_PLURALS[kind]}`, { labelSelector });
+      const listed = await listAll<Resource>(`/api/v1/${KIND_PLURALS[kind]}`, { labelSelector });
       // Items of a list carry no apiVersion/kind (only single objects and watch events do), and
       // everything downstream tells Secrets from ConfigMaps by `kind`.
       for (const item of listed.items) Object.assign(item, { apiVersion: 'v1', kind });

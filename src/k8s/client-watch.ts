@@ -18,9 +18,8 @@ export async function startWatch(client: KubeClient, resource: WatchedResource, 
     labelSelector: options.labelSelector,
     fieldSelector: options.fieldSelector,
   };
-  const all = WATCH_PATHS[resource];
-  // Namespaced only for Secrets and ConfigMaps (/api/v1/<plural> -> /api/v1/namespaces/<ns>/<plural>).
-  const path = options.namespace === undefined ? all : all.replace(/\/([a-z]+)$/, `/namespaces/${encodeURIComponent(options.namespace)}/$1`);
+  // One namespace: only for the core kinds we copy (a distribution's source).
+  const path = options.namespace === undefined ? WATCH_PATHS[resource] : `/api/v1/namespaces/${encodeURIComponent(options.namespace)}/${resource}`;
   return client.watch(
     path,
     query,

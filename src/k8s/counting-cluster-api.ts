@@ -1,5 +1,6 @@
 // Counts every request a ClusterApi makes, by verb and resource: feeds the apiRequests/apiErrors
 // metrics, and lets tests prove what a sweep costs.
+import { KIND_PLURALS } from '../domain/types.js';
 import type { Metrics } from '../metrics.js';
 import { API_VERBS, type ApiVerb, type ClusterApi, type CopyRef, type WatchedResource } from './cluster-api.js';
 import { describeApiError, isNotFound } from './errors.js';
@@ -43,7 +44,7 @@ function resourceOf(method: keyof ClusterApi, args: readonly unknown[]): string 
   const first = args[0];
   if (method === 'watch') return first as WatchedResource;
   const kind = typeof first === 'string' ? first : (first as CopyRef | { kind: string }).kind;
-  return kind === 'Secret' ? 'secrets' : 'configmaps';
+  return kind === 'Secret' ? KIND_PLURALS.Secret : KIND_PLURALS.ConfigMap;
 }
 
 function emptyTally(): RequestTally {

@@ -82,7 +82,6 @@ function parseOrText(text: string): unknown {
   }
 }
 
-/** Splits a watch stream into JSON lines. */
 /**
  * Splits a stream into lines. Only the newest chunk is searched for a newline: an event of
  * megabytes arrives in hundreds of chunks, and searching the text gathered so far each time

@@ -2,13 +2,11 @@
 // namespace, from the first distribution that names it until the last one stops. Memory follows
 // the sources, never the cluster's number of Secrets or ConfigMaps.
 import { sourceKey } from '../domain/source.js';
-import type { DistributedKind, Resource, SourceRef } from '../domain/types.js';
+import { KIND_PLURALS, type DistributedKind, type Resource, type SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import type { ClusterApi, WatchedResource } from './cluster-api.js';
+import type { ClusterApi } from './cluster-api.js';
 import { Reflector } from './reflector.js';
 import { Store } from './store.js';
-
-const PLURALS: Record<DistributedKind, WatchedResource> = { Secret: 'secrets', ConfigMap: 'configmaps' };
 
 /** What is known of a source: not yet (its first list has not answered), absent, or the object. */
 export type SourceState = { synced: false } | { synced: true; object: Resource | undefined };
@@ -50,7 +48,7 @@ export function createSourceCache(options: {
       transform: (object) => (object.kind === kind ? object : { ...object, apiVersion: 'v1', kind }),
       list: () => options.api.listSource(ref),
       watch: (watchOptions, callbacks) =>
-        options.api.watch(PLURALS[kind], { ...watchOptions, namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }, callbacks),
+        options.api.watch(KIND_PLURALS[kind], { ...watchOptions, namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }, callbacks),
       onChange: () => options.onChange(key),
     });
     reflector.start();

@@ -1,6 +1,6 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
 import { withSource } from '../domain/source.js';
-import type { ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
+import type { ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceCache } from '../k8s/source-cache.js';
 
 /**
@@ -23,7 +23,7 @@ export function isDistributable(rd: ResourceDistribution): rd is ResolvedDistrib
 export type Resolution =
   | { state: 'ready'; rd: ResolvedDistribution }
   | { state: 'pending' }
-  | { state: 'source-missing' }
+  | { state: 'source-missing'; ref: SourceRef }
   | { state: 'invalid' };
 
 export function resolveDistribution(rd: ResourceDistribution, sources: Pick<SourceCache, 'get'>): Resolution {
@@ -31,7 +31,7 @@ export function resolveDistribution(rd: ResourceDistribution, sources: Pick<Sour
   if (ref === undefined) return isDistributable(rd) ? { state: 'ready', rd } : { state: 'invalid' };
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };
-  if (known.object === undefined) return { state: 'source-missing' };
+  if (known.object === undefined) return { state: 'source-missing', ref };
   const resolved = withSource(rd, known.object);
   return isDistributable(resolved) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
 }

@@ -181,10 +181,10 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
    * The source is gone: its copies stay as they are (nothing is written or deleted) and the status
    * says so, counting every target as not in sync. A new source brings its watch event.
    */
-  async function reportMissingSource(rd: ResourceDistribution & { spec: { source: SourceRef } }): Promise<ProcessResult> {
+  async function reportMissingSource(rd: ResourceDistribution, ref: SourceRef): Promise<ProcessResult> {
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
     const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
-    const { kind, namespace, name } = rd.spec.source;
+    const { kind, namespace, name } = ref;
     const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
     await writeStatus(rd, [], { found: false, desired: targeted.length + missing.length, message });
     return 'done';
@@ -202,7 +202,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       case 'pending':
         return 'retry';
       case 'source-missing':
-        return reportMissingSource(rd as ResourceDistribution & { spec: { source: SourceRef } });
+        return reportMissingSource(rd, resolved.ref);
       case 'invalid':
         throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
     }
