@@ -2,6 +2,7 @@ import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import type { ControllerSettings } from './reconcile/controller.js';
 import { parseByteSize, parseDuration } from './config-values.js';
+import { parseKindNames, type KindName } from './domain/kinds.js';
 
 /**
  * Every setting of the process. This module is the only reader of the environment: everything
@@ -43,6 +44,8 @@ export interface Config {
   concurrency: number;
   applyParallelism: number;
   forbiddenNamespaces: string[];
+  /** RD_ALLOWED_KINDS: what distributions may copy, resolved by discovery at start. */
+  allowedKinds: KindName[];
   leaderElection: boolean;
   leaseName: string;
   leaseDurationMs: number;
@@ -162,6 +165,16 @@ function readWebhookNames(r: Reader): WebhookNames {
   return { distributions, namespaces };
 }
 
+function readAllowedKinds(r: Reader): KindName[] {
+  const value = r.raw('RD_ALLOWED_KINDS') ?? 'Secret,ConfigMap';
+  try {
+    return parseKindNames(value);
+  } catch (error) {
+    r.problems.push(`RD_ALLOWED_KINDS=${value}: ${(error as Error).message}`);
+    return parseKindNames('Secret,ConfigMap');
+  }
+}
+
 function readWebhookUrl(r: Reader): string | undefined {
   const value = r.raw('RD_WEBHOOK_URL');
   if (value === undefined) return undefined;
@@ -234,6 +247,7 @@ export function loadConfig(env: Env = process.env): Config {
     concurrency: r.integer('RD_CONCURRENCY', 4, 1, 256),
     applyParallelism: r.integer('RD_APPLY_PARALLELISM', 16, 1, 1024),
     forbiddenNamespaces: r.list('RD_FORBIDDEN_NAMESPACES', []),
+    allowedKinds: readAllowedKinds(r),
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),

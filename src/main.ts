@@ -4,12 +4,13 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
-import { controllerSettings, loadConfig, type Config } from './config.js';
+import { ConfigError, controllerSettings, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
-import type { DistributedKind } from './domain/types.js';
+import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
+import { discoverKinds } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
@@ -65,6 +66,19 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
   };
 }
 
+/**
+ * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
+ * kind not served (a CRD not installed yet) is left out until the next start, and said so.
+ */
+async function allowedKinds(config: Config, client: KubeClient, log: Logger): Promise<KindRegistry> {
+  const { kinds, invalid, unknown } = await discoverKinds(client, config.allowedKinds);
+  if (invalid.length > 0) throw new ConfigError(invalid.map((problem) => `RD_ALLOWED_KINDS: ${problem}`));
+  if (unknown.length > 0) log.warn({ kinds: unknown }, 'allowed kinds not served by the API server are left out');
+  const registry = createKindRegistry(kinds);
+  log.info({ kinds: registry.describe() }, 'distributable kinds');
+  return registry;
+}
+
 /** Composes and starts the whole product; resolves once it serves and its caches are synced. */
 export async function startServer(config: Config, deps: ServerDeps): Promise<RunningServer> {
   const { log, clock, metrics } = deps;
@@ -73,9 +87,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     timeoutMs: config.apiTimeoutMs,
     onConnection: () => metrics.apiConnections.inc(),
   });
-  const clusterApi = createClusterApi(client);
+  const kinds = await allowedKinds(config, client, log);
+  const clusterApi = createClusterApi(client, { kinds });
   const controller = (deps.createController ?? createController)({
     clusterApi,
+    kinds,
     log: log.child({ component: 'controller' }),
     clock,
     metrics,
@@ -102,7 +118,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
     accessReviewer: cachedAccessReviewer(createAccessReviewer(client, metrics), { ttlMs: config.sarCacheTtlMs }),
     namespaceExists: (name) => controller.namespaceExists(name),
-    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: ref.kind as DistributedKind, namespace: ref.namespace, name: ref.name })) !== undefined,
+    kinds,
+    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,

@@ -17,6 +17,7 @@ export interface Metrics {
   isLeader: Gauge;
   certificateExpiry: Gauge;
   sourcesWatched: Gauge;
+  kindsWatched: Gauge<'kind'>;
 }
 
 export interface MetricsOptions {
@@ -108,6 +109,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     sourcesWatched: new Gauge({
       name: 'resource_distributor_sources_watched',
       help: 'Source objects (spec.source) watched, each on a connection of its own.',
+      registers,
+    }),
+    kindsWatched: new Gauge({
+      name: 'resource_distributor_kinds_watched',
+      help: 'Kinds whose copies are watched (1), by kind; 0 once no distribution copies it any more.',
+      labelNames: ['kind'],
       registers,
     }),
   };

@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import type { SourceRef } from '../domain/types.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
@@ -15,6 +16,8 @@ export interface AdmissionAppDeps {
   schema: SchemaValidator;
   accessReviewer: AccessReviewer;
   namespaceExists: (name: string) => boolean | undefined;
+  /** The kinds distributions may copy (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
   /** A live read of a distribution's source (a warning when it does not exist yet). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;

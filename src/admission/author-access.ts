@@ -5,6 +5,7 @@ import type { UserInfo } from './review.js';
 
 /** Denial lines name at most this many namespaces; one more line counts the rest. */
 const MAX_DENIED_NAMESPACES = 10;
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
 
 function subjectOf(user: UserInfo): Subject {
   return {
@@ -31,6 +32,11 @@ function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly 
   const lines: string[] = [];
   checks.forEach((check, i) => {
     if (answers[i]?.allowed === true) return;
+    if (check.verb === 'bind') {
+      const where = check.namespace === '' ? 'in every namespace' : `in namespace "${check.namespace}"`;
+      lines.push(`spec.resource.roleRef: ${who} may not bind ${check.resource} "${check.name}" ${where}`);
+      return;
+    }
     if (check.name !== undefined) {
       lines.push(`spec.source: ${who} may not get ${check.resource} "${check.name}" in namespace "${check.namespace}"`);
       return;
@@ -58,11 +64,12 @@ export function missingAccess(
 ): string[] | Promise<string[]> {
   const subject = subjectOf(user);
   const namespaces = access.namespaces === 'all' ? [''] : access.namespaces;
-  const checks: AccessCheck[] = namespaces.flatMap((namespace) =>
-    access.verbs.map((verb) => ({ subject, verb, group: '', resource: access.resource, namespace })),
-  );
-  const { source } = access;
-  if (source !== undefined) checks.unshift({ subject, verb: 'get', group: '', resource: source.resource, namespace: source.namespace, name: source.name });
+  const { group, resource, source, bind } = access;
+  const checks: AccessCheck[] = namespaces.flatMap((namespace) => access.verbs.map((verb) => ({ subject, verb, group, resource, namespace })));
+  if (source !== undefined) checks.unshift({ subject, verb: 'get', group, resource, namespace: source.namespace, name: source.name });
+  if (bind !== undefined) {
+    checks.push(...namespaces.map((namespace) => ({ subject, verb: 'bind', group: RBAC_GROUP, resource: bind.resource, namespace, name: bind.name })));
+  }
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
   if (unanswered.length === 0) return deniedLines(subject, access, checks, answers);

@@ -1,3 +1,4 @@
+import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
@@ -13,6 +14,8 @@ export interface DistributionWebhookDeps {
   namespaceExists: (name: string) => boolean | undefined;
   accessReviewer: AccessReviewer;
   forbiddenNamespaces: readonly string[];
+  /** The kinds distributions may copy (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
   /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
 }
@@ -49,11 +52,12 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
       ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject } : {}),
       schema: deps.schema,
       namespaceExists: deps.namespaceExists,
+      kinds: deps.kinds,
     });
     if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
 
     const rd = request.object as ResourceDistribution;
-    const access = requiredAccess(rd, deps.forbiddenNamespaces);
+    const access = requiredAccess(rd, deps.forbiddenNamespaces, deps.kinds);
     const refused = missingAccess(deps.accessReviewer, request.userInfo, access, signal);
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.

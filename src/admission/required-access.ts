@@ -1,5 +1,6 @@
 import { forbiddenFor } from '../domain/targets.js';
-import { ALWAYS_EXCLUDED_NAMESPACES, KIND_PLURALS, type DistributedResource, type ResourceDistribution } from '../domain/types.js';
+import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
+import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
 
 /** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
 const WRITE_VERBS = ['create', 'update'] as const;
@@ -15,15 +16,33 @@ const OVERWRITE_VERBS = ['create', 'update', 'delete'] as const;
  * the targets are open-ended (allNamespaces, a label selector).
  */
 export interface RequiredAccess {
-  resource: DistributedResource;
+  /** The API group and resource of the distributed kind. */
+  group: string;
+  resource: string;
   verbs: readonly string[];
   namespaces: readonly string[] | 'all';
   /** A distribution copying a source: the author must be allowed to read it. */
-  source?: { resource: DistributedResource; namespace: string; name: string };
+  source?: { namespace: string; name: string };
+  /**
+   * A RoleBinding grants its role in every target: the author must be allowed to bind that role
+   * there (what the API server asks of anyone creating the binding who does not hold the role).
+   */
+  bind?: { resource: 'roles' | 'clusterroles'; name: string };
 }
 
-function pluralOf(kind: string | undefined): DistributedResource {
-  return kind === 'Secret' ? KIND_PLURALS.Secret : KIND_PLURALS.ConfigMap;
+const RBAC_GROUP = 'rbac.authorization.k8s.io';
+
+function bindAccess(distribution: ResourceDistribution): Pick<RequiredAccess, 'bind'> {
+  const resource = distribution.spec.resource;
+  if (resource?.kind !== 'RoleBinding' || !resource.apiVersion.startsWith(`${RBAC_GROUP}/`)) return {};
+  const roleRef = resource.roleRef as { kind?: unknown; name?: unknown } | undefined;
+  if (typeof roleRef?.name !== 'string') return {};
+  return { bind: { resource: roleRef.kind === 'ClusterRole' ? 'clusterroles' : 'roles', name: roleRef.name } };
+}
+
+function sourceAccess(distribution: ResourceDistribution): Pick<RequiredAccess, 'source'> {
+  const { source } = distribution.spec;
+  return source === undefined ? {} : { source: { namespace: source.namespace, name: source.name } };
 }
 
 function names(list: { list?: { name?: unknown }[] } | undefined): string[] {
@@ -34,15 +53,21 @@ function hasSelector(selector: ResourceDistribution['spec']['targets']['namespac
   return Object.keys(selector?.matchLabels ?? {}).length > 0 || (selector?.matchExpressions ?? []).length > 0;
 }
 
+/** Admission validated the kind before asking: it is one of the registry's. */
+function kindResource(distribution: ResourceDistribution, kinds: KindRegistry): { group: string; resource: string } {
+  const named = distribution.spec.source ?? distribution.spec.resource;
+  const kind = kinds.find(named?.apiVersion, named?.kind);
+  return { group: kind?.group ?? '', resource: kind?.plural ?? '' };
+}
+
 /** Pure: the access a valid distribution requires of its author. */
-export function requiredAccess(distribution: ResourceDistribution, forbidden: readonly string[] = []): RequiredAccess {
-  const { source } = distribution.spec;
-  const resource = pluralOf(source?.kind ?? distribution.spec.resource?.kind);
+export function requiredAccess(distribution: ResourceDistribution, forbidden: readonly string[] = [], kinds: KindRegistry = CORE_REGISTRY): RequiredAccess {
+  const { group, resource } = kindResource(distribution, kinds);
   const verbs = distribution.spec.writePolicy === 'overwrite' ? OVERWRITE_VERBS : WRITE_VERBS;
-  const read = source === undefined ? {} : { source: { resource, namespace: source.namespace, name: source.name } };
+  const read = { ...sourceAccess(distribution), ...bindAccess(distribution) };
   const targets = distribution.spec.targets;
-  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { resource, verbs, namespaces: 'all', ...read };
+  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { group, resource, verbs, namespaces: 'all', ...read };
   const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbiddenFor(distribution, forbidden)]);
   const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
-  return { resource, verbs, namespaces, ...read };
+  return { group, resource, verbs, namespaces, ...read };
 }

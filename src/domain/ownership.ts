@@ -1,6 +1,7 @@
 // Who owns a same-named object in a target namespace, and whether our copy drifted.
 // Re-exported by copy.ts (the contract's module); split out to keep files small.
 import { hashResource } from './hash.js';
+import { isCoreDataKind } from './kinds.js';
 import { desiredView } from './render.js';
 import {
   ANNOTATION_ADOPT,
@@ -85,7 +86,32 @@ export function effectiveType(object: Resource): string | undefined {
   return object.kind === 'Secret' ? (object.type ?? 'Opaque') : object.type;
 }
 
+/** Fields that are not content: identity, metadata (compared on its own), and what the server reports. */
+const NOT_CONTENT = new Set(['apiVersion', 'kind', 'metadata', 'status']);
+
+/**
+ * Every field `wanted` sets holds the same value in `actual`; fields only `actual` has are the API
+ * server's defaults (a NetworkPolicy's policyTypes, a port's protocol) and not ours to compare.
+ * Lists must have the same length, item by item.
+ */
+export function contains(actual: unknown, wanted: unknown): boolean {
+  if (wanted === null || typeof wanted !== 'object') return actual === wanted;
+  if (Array.isArray(wanted)) {
+    return Array.isArray(actual) && actual.length === wanted.length && wanted.every((item, i) => contains(actual[i], item));
+  }
+  if (actual === null || typeof actual !== 'object' || Array.isArray(actual)) return false;
+  const held = actual as Record<string, unknown>;
+  return Object.entries(wanted).every(([key, value]) => value === undefined || contains(held[key], value));
+}
+
+/**
+ * The content of a Secret or ConfigMap is compared whole (a key someone added is drift); that of
+ * any other kind by the fields the template sets.
+ */
 export function contentEqual(desired: Resource, existing: Resource): boolean {
+  if (!isCoreDataKind(desired.apiVersion, desired.kind)) {
+    return Object.entries(desired).every(([field, value]) => NOT_CONTENT.has(field) || contains(existing[field], value));
+  }
   return (
     mapsEqual(desired.data, existing.data) &&
     mapsEqual(desired.binaryData, existing.binaryData) &&

@@ -1,5 +1,6 @@
 // The desired copy of a distribution's template in one namespace.
 import { hashResource } from './hash.js';
+import { isCoreDataKind } from './kinds.js';
 import { toRfc3339 } from './timestamp.js';
 import {
   ANNOTATION_ADOPT,
@@ -53,7 +54,7 @@ function utf8ToBase64(value: string): string {
 function foldStringData(resource: Resource): void {
   const { stringData } = resource;
   delete resource.stringData;
-  if (resource.kind !== 'Secret' || stringData === undefined) return;
+  if (stringData === undefined || resource.kind !== 'Secret' || !isCoreDataKind(resource.apiVersion, resource.kind)) return;
   const data = { ...resource.data };
   for (const [key, value] of Object.entries(stringData)) data[key] = utf8ToBase64(value);
   resource.data = data;
@@ -104,6 +105,7 @@ function canonicalMap(map: Record<string, string> | undefined): Record<string, s
 
 /** The base64 maps of the copy (Secret data, ConfigMap binaryData) in the server's stored form. */
 function canonicalizeBase64(copy: Resource): void {
+  if (!isCoreDataKind(copy.apiVersion, copy.kind)) return;
   const field = copy.kind === 'Secret' ? 'data' : 'binaryData';
   const map = canonicalMap(copy[field]);
   if (map !== undefined) copy[field] = map;
@@ -114,7 +116,7 @@ function render(template: Resource, rd: ResourceDistribution, namespace: string,
   const copy: Resource = { ...template, metadata: copyMetadata(template.metadata ?? {}, rd, namespace, now, hash) };
   canonicalizeBase64(copy);
   foldStringData(copy);
-  if (copy.kind === 'Secret') copy.type ??= 'Opaque';
+  if (copy.kind === 'Secret' && isCoreDataKind(copy.apiVersion, copy.kind)) copy.type ??= 'Opaque';
   return copy;
 }
 

@@ -91,10 +91,11 @@ describe('a distribution with spec.source', () => {
 
   it('asks the author to read the source and to write its kind in every target', () => {
     expect(requiredAccess(fromSource(REF, { includedNamespaces: { list: [{ name: 'team-a' }, { name: 'cert-manager' }] } }))).toEqual({
+      group: '',
       resource: 'secrets',
       verbs: ['create', 'update'],
       namespaces: ['team-a'],
-      source: { resource: 'secrets', namespace: 'cert-manager', name: 'wildcard-tls' },
+      source: { namespace: 'cert-manager', name: 'wildcard-tls' },
     });
   });
 });
@@ -110,8 +111,8 @@ describe('validateDistribution with spec.source', () => {
   });
 
   it.each<[string, object, { path: string; message: string }[]]>([
-    ['another apiVersion', { ...REF, apiVersion: 'v2' }, [{ path: 'spec.source.apiVersion', message: '"v2" is not supported: use "v1"' }]],
-    ['another kind', { ...REF, kind: 'Pod' }, [{ path: 'spec.source.kind', message: '"Pod" is not supported: use Secret or ConfigMap' }]],
+    ['another apiVersion', { ...REF, apiVersion: 'v2' }, [{ path: 'spec.source.apiVersion', message: '"v2" is not supported for Secret: set "v1"' }]],
+    ['another kind', { ...REF, kind: 'Pod' }, [{ path: 'spec.source.kind', message: '"Pod" is not supported: use Secret or ConfigMap (allowed by RD_ALLOWED_KINDS)' }]],
     [
       'a namespace that is no DNS label',
       { ...REF, namespace: 'Cert_Manager' },

@@ -74,12 +74,7 @@ export interface Targets {
 export type WritePolicy = 'ignore' | 'overwrite' | 'strict';
 export const WRITE_POLICIES: readonly WritePolicy[] = ['ignore', 'overwrite', 'strict'];
 
-export type DistributedKind = 'Secret' | 'ConfigMap';
-/** The API resource (plural) of each distributed kind: RBAC, paths and watches use it. */
-export const KIND_PLURALS = { Secret: 'secrets', ConfigMap: 'configmaps' } as const satisfies Record<DistributedKind, string>;
-export type DistributedResource = (typeof KIND_PLURALS)[DistributedKind];
-
-/** A v1 Secret or ConfigMap: the template in `spec.resource`, a copy, or a foreign object in its place. */
+/** An object of an allowed kind: the template in `spec.resource`, a copy, or a foreign object in its place. */
 export interface Resource {
   apiVersion: string;
   kind: string;

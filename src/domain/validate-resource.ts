@@ -1,15 +1,9 @@
-// Admission rules for spec.resource: what it is (a v1 Secret or ConfigMap with a name) and
+// Admission rules for spec.resource: what it is (an object of an allowed kind, with a name) and
 // that this identity never changes.
 import { asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain, isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
+import { apiVersionFor, CORE_REGISTRY, isCoreDataKind, type KindRegistry } from './kinds.js';
 import { validateContent } from './validate-content.js';
-
-const KINDS = ['Secret', 'ConfigMap'] as const;
-type Kind = (typeof KINDS)[number];
-
-function isKind(value: unknown): value is Kind {
-  return KINDS.includes(value as Kind);
-}
 
 function checkName(metadata: UnknownRecord | undefined): FieldProblem[] {
   const name = metadata?.name;
@@ -44,37 +38,37 @@ function checkLabels(metadata: UnknownRecord | undefined): FieldProblem[] {
   return problems;
 }
 
-function checkIdentity(resource: UnknownRecord): FieldProblem[] {
+/** An allowed kind, in a version the cluster serves; each problem says what to write instead. */
+export function checkKind(apiVersion: unknown, kind: unknown, kinds: KindRegistry, at: 'spec.resource' | 'spec.source'): FieldProblem[] {
   const problems: FieldProblem[] = [];
-  const { apiVersion, kind } = resource;
-  if (apiVersion === undefined) {
-    problems.push({ path: 'spec.resource.apiVersion', message: 'is required: set "v1"' });
-  } else if (apiVersion !== 'v1') {
-    problems.push({
-      path: 'spec.resource.apiVersion',
-      message: `${quote(apiVersion)} is not supported: only v1 Secret and ConfigMap are distributed, set "v1"`,
-    });
+  if (apiVersion === undefined || apiVersion === '') problems.push({ path: `${at}.apiVersion`, message: 'is required, e.g. "v1"' });
+  if (kind === undefined || kind === '') problems.push({ path: `${at}.kind`, message: `is required: ${kinds.describe()}` });
+  if (problems.length > 0) return problems;
+  if (typeof apiVersion !== 'string' || typeof kind !== 'string') return [{ path: `${at}.kind`, message: 'apiVersion and kind must be strings' }];
+  if (kinds.find(apiVersion, kind) !== undefined) return [];
+  const [sameName] = kinds.named(kind);
+  if (sameName !== undefined) {
+    return [{ path: `${at}.apiVersion`, message: `${quote(apiVersion)} is not supported for ${kind}: set ${quote(apiVersionFor(sameName))}` }];
   }
-  if (kind === undefined) problems.push({ path: 'spec.resource.kind', message: 'is required: Secret or ConfigMap' });
-  else if (!isKind(kind)) problems.push({ path: 'spec.resource.kind', message: `${quote(kind)} is not supported: use Secret or ConfigMap` });
-  return problems;
+  return [{ path: `${at}.kind`, message: `${quote(kind)} is not supported: use ${kinds.describe()} (allowed by RD_ALLOWED_KINDS)` }];
 }
 
 /** Rules for spec.resource; `warnings` receives what is allowed but probably not meant. */
-export function validateResource(value: unknown, warnings: string[]): FieldProblem[] {
+export function validateResource(value: unknown, warnings: string[], kinds: KindRegistry = CORE_REGISTRY): FieldProblem[] {
   const resource = asRecord(value);
   if (resource === undefined) {
-    return [{ path: 'spec.resource', message: 'is required: a complete v1 Secret or ConfigMap manifest' }];
+    return [{ path: 'spec.resource', message: `is required: a complete manifest (${kinds.describe()})` }];
   }
   const metadata = asRecord(resource.metadata);
   if (asString(metadata?.namespace) !== undefined && metadata?.namespace !== '') {
     warnings.push('spec.resource.metadata.namespace is ignored: copies go to the target namespaces');
   }
   return [
-    ...checkIdentity(resource),
+    ...checkKind(resource.apiVersion, resource.kind, kinds, 'spec.resource'),
     ...checkName(metadata),
     ...checkLabels(metadata),
-    ...(isKind(resource.kind) ? validateContent(resource, resource.kind) : []),
+    // The content of other kinds is the API server's to check, at the first write.
+    ...(isCoreDataKind(asString(resource.apiVersion), asString(resource.kind)) ? validateContent(resource, resource.kind as 'Secret' | 'ConfigMap') : []),
   ];
 }
 

@@ -1,14 +1,16 @@
 // Admission rules for spec.source: which object the copies follow. Its content is checked when
 // read (a Secret type we never copy is not distributed), not here: it is not in the request.
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
+import { CORE_REGISTRY, type KindRegistry } from './kinds.js';
+import { checkKind } from './validate-resource.js';
 import { DNS_LABEL_RULE, DNS_SUBDOMAIN_RULE, isDnsLabel, isDnsSubdomain } from './k8s-names.js';
 
-const KINDS: readonly unknown[] = ['Secret', 'ConfigMap'];
-
-function checkIdentity(source: Record<string, unknown>): FieldProblem[] {
-  const problems: FieldProblem[] = [];
-  if (source.apiVersion !== 'v1') problems.push({ path: 'spec.source.apiVersion', message: `${quote(source.apiVersion ?? '')} is not supported: use "v1"` });
-  if (!KINDS.includes(source.kind)) problems.push({ path: 'spec.source.kind', message: `${quote(source.kind ?? '')} is not supported: use Secret or ConfigMap` });
+function checkIdentity(source: Record<string, unknown>, kinds: KindRegistry): FieldProblem[] {
+  const problems = checkKind(source.apiVersion, source.kind, kinds, 'spec.source');
+  // Whoever may edit the source would grant its role in every target, whatever the author may bind.
+  if (problems.length === 0 && source.kind === 'RoleBinding') {
+    problems.push({ path: 'spec.source.kind', message: 'RoleBinding is distributed from spec.resource only: a source would let whoever edits it grant its role in every target' });
+  }
   return problems;
 }
 
@@ -25,7 +27,7 @@ function checkLocation(source: Record<string, unknown>): FieldProblem[] {
 }
 
 /** Rules for spec.source; `warnings` receives what is allowed but probably not meant. */
-export function validateSource(value: unknown, targets: unknown, warnings: string[]): FieldProblem[] {
+export function validateSource(value: unknown, targets: unknown, warnings: string[], kinds: KindRegistry = CORE_REGISTRY): FieldProblem[] {
   const source = asRecord(value);
   if (source === undefined) return [{ path: 'spec.source', message: 'must be an object: {apiVersion, kind, namespace, name}' }];
   const { namespace } = source;
@@ -33,5 +35,5 @@ export function validateSource(value: unknown, targets: unknown, warnings: strin
   if (typeof namespace === 'string' && Array.isArray(included) && included.some((entry) => asRecord(entry)?.name === namespace)) {
     warnings.push(`spec.targets.includedNamespaces: ${namespace} holds the source and is never a target`);
   }
-  return [...checkIdentity(source), ...checkLocation(source)];
+  return [...checkIdentity(source, kinds), ...checkLocation(source)];
 }

@@ -44,18 +44,18 @@ describe('validateDistribution: each rule', () => {
     ['name too long for a label value', { ...cm().build(), metadata: { name: longName } }, [{ path: 'metadata.name', message: 'is 70 characters long: at most 63, because copies are labelled with it' }]],
     ['spec missing', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ResourceDistribution', metadata: { name: 'd' } }, [{ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' }]],
     ['schema: a wrong type', { ...cm().build(), spec: { ...cm().build().spec, targets: { allNamespaces: 'yes' } } }, [{ path: 'spec.targets.allNamespaces', message: 'must be boolean' }]],
-    ['resource missing', { ...cm().build(), spec: { targets: {} } }, [{ path: 'spec.resource', message: 'is required: a complete v1 Secret or ConfigMap manifest' }]],
+    ['resource missing', { ...cm().build(), spec: { targets: {} } }, [{ path: 'spec.resource', message: 'is required: a complete manifest (Secret or ConfigMap)' }]],
     ['targets missing', { ...cm().build(), spec: { resource: cm().build().spec.resource } }, [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }]],
-    ['resource not v1', cm().field('apiVersion', 'apps/v1').build(), [{ path: 'spec.resource.apiVersion', message: '"apps/v1" is not supported: only v1 Secret and ConfigMap are distributed, set "v1"' }]],
+    ['resource not v1', cm().field('apiVersion', 'apps/v1').build(), [{ path: 'spec.resource.apiVersion', message: '"apps/v1" is not supported for ConfigMap: set "v1"' }]],
     [
       'resource without apiVersion and kind',
       cm().template({ metadata: { name: 'c' }, data: {} }).build(),
       [
-        { path: 'spec.resource.apiVersion', message: 'is required: set "v1"' },
+        { path: 'spec.resource.apiVersion', message: 'is required, e.g. "v1"' },
         { path: 'spec.resource.kind', message: 'is required: Secret or ConfigMap' },
       ],
     ],
-    ['resource kind not Secret/ConfigMap', cm().field('kind', 'Deployment').build(), [{ path: 'spec.resource.kind', message: '"Deployment" is not supported: use Secret or ConfigMap' }]],
+    ['resource kind not Secret/ConfigMap', cm().field('kind', 'Deployment').build(), [{ path: 'spec.resource.kind', message: '"Deployment" is not supported: use Secret or ConfigMap (allowed by RD_ALLOWED_KINDS)' }]],
     [
       'resource name missing, generateName used',
       cm().templateMetadata({ name: undefined, generateName: 'c-' }).build(),

@@ -2,6 +2,7 @@
 // all problems at once, each naming the field and saying how to fix it.
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
+import type { KindRegistry } from './kinds.js';
 import type { SchemaValidator } from './schema.js';
 import { WRITE_POLICIES } from './types.js';
 import { validateImmutable, validateResource } from './validate-resource.js';
@@ -44,10 +45,10 @@ function mergeSchemaProblems(own: FieldProblem[], schema: FieldProblem[]): Field
 }
 
 /** Exactly one of an inline template (resource) and an object of the cluster to follow (source). */
-function validateContentSpec(spec: Record<string, unknown>, warnings: string[]): FieldProblem[] {
-  if (spec.source === undefined) return validateResource(spec.resource, warnings);
+function validateContentSpec(spec: Record<string, unknown>, warnings: string[], kinds: KindRegistry | undefined): FieldProblem[] {
+  if (spec.source === undefined) return validateResource(spec.resource, warnings, kinds);
   if (spec.resource !== undefined) return [{ path: 'spec.source', message: 'cannot be set together with spec.resource: keep one of them' }];
-  return validateSource(spec.source, spec.targets, warnings);
+  return validateSource(spec.source, spec.targets, warnings, kinds);
 }
 
 export function validateDistribution(input: {
@@ -55,6 +56,8 @@ export function validateDistribution(input: {
   oldObject?: unknown;
   schema: SchemaValidator;
   namespaceExists?: (name: string) => boolean | undefined;
+  /** The kinds distributions may copy (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
 }): ValidationResult {
   const object = asRecord(input.object);
   if (object === undefined) return { problems: [{ path: '(object)', message: 'must be a ResourceDistribution object' }], warnings: [] };
@@ -65,7 +68,7 @@ export function validateDistribution(input: {
     own.push({ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' });
   } else {
     own.push(
-      ...validateContentSpec(spec, warnings),
+      ...validateContentSpec(spec, warnings, input.kinds),
       ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)),
       ...validateTargets(spec.targets, warnings, input.namespaceExists),
       ...checkWritePolicy(spec.writePolicy),

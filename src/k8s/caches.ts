@@ -1,10 +1,12 @@
 // The three things the controller watches: distributions, namespaces, and our copies (Secrets and
 // ConfigMaps carrying the distribution label: never every Secret of the cluster).
 import { createSourceCache, type SourceCache } from './source-cache.js';
-import type { DistributedKind, NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
+import { apiVersionFor, CORE_REGISTRY, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
+import { isDistributionRef } from '../domain/ownership.js';
+import type { NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import type { ClusterApi, CopyRef, NamespaceObject, WatchedResource } from './cluster-api.js';
+import type { ClusterApi, CopyRef, NamespaceObject } from './cluster-api.js';
 import { Reflector } from './reflector.js';
 import { createPartSharer } from './shared-parts.js';
 import { namespacedKey, Store, type StoreChange } from './store.js';
@@ -33,39 +35,98 @@ function distributionLabel(copy: Resource): readonly string[] {
   return value === undefined ? [] : [value];
 }
 
-/** Our copies of both kinds, by (kind, namespace, name) and by the distribution label. */
+interface FollowedKind {
+  store: Store<Resource>;
+  reflector: Reflector<Resource>;
+}
+
+/**
+ * Our copies, per kind, by (namespace, name) and by the distribution label. A kind is watched
+ * (by our label only) from the first distribution of that kind until no distribution copies it
+ * and no copy of it is still controlled by one (the last ones may be orphans to remove).
+ */
 export class CopyCache {
   private readonly share = createPartSharer();
-  readonly secrets = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
-  readonly configMaps = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
+  private readonly kinds = new Map<KindKey, FollowedKind>();
 
-  storeFor(kind: string): Store<Resource> {
-    return kind === 'Secret' ? this.secrets : this.configMaps;
+  constructor(private readonly startWatch: (key: KindKey, store: Store<Resource>) => Reflector<Resource>) {}
+
+  /** The store of a followed kind; undefined for a kind nobody copies. */
+  store(key: KindKey): Store<Resource> | undefined {
+    return this.kinds.get(key)?.store;
   }
 
   get(ref: CopyRef): Resource | undefined {
-    return this.storeFor(ref.kind).get(`${ref.namespace}/${ref.name}`);
+    return this.store(ref.kind)?.get(`${ref.namespace}/${ref.name}`);
   }
 
   byDistribution(name: string): Resource[] {
-    return [...this.secrets.byIndex(BY_DISTRIBUTION, name), ...this.configMaps.byIndex(BY_DISTRIBUTION, name)];
+    return [...this.kinds.values()].flatMap(({ store }) => store.byIndex(BY_DISTRIBUTION, name));
+  }
+
+  list(): Resource[] {
+    return [...this.kinds.values()].flatMap(({ store }) => store.list());
   }
 
   get size(): number {
-    return this.secrets.size + this.configMaps.size;
+    return [...this.kinds.values()].reduce((sum, { store }) => sum + store.size, 0);
   }
+
+  /** Whether the kind's copies are known (its first list answered). */
+  synced(key: KindKey): boolean {
+    return this.kinds.get(key)?.reflector.synced === true;
+  }
+
+  followed(): KindKey[] {
+    return [...this.kinds.keys()];
+  }
+
+  /** Watches these kinds from now on, plus those still holding copies a distribution controls. */
+  follow(wanted: ReadonlySet<KindKey>): void {
+    for (const [key, entry] of this.kinds) {
+      if (wanted.has(key) || entry.store.list().some(isControlledCopy)) continue;
+      entry.reflector.stop();
+      this.kinds.delete(key);
+    }
+    for (const key of wanted) {
+      if (this.kinds.has(key)) continue;
+      const store = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
+      this.kinds.set(key, { store, reflector: this.startWatch(key, store) });
+    }
+  }
+
+  whenSynced(): Promise<void> {
+    return Promise.all([...this.kinds.values()].map(({ reflector }) => reflector.whenSynced())).then(() => undefined);
+  }
+
+  stop(): void {
+    for (const { reflector } of this.kinds.values()) reflector.stop();
+    this.kinds.clear();
+  }
+}
+
+function apiVersionOf(kind: ApiKind | undefined): string {
+  return kind === undefined ? 'v1' : apiVersionFor(kind);
+}
+
+function isControlledCopy(copy: Resource): boolean {
+  return copy.metadata.ownerReferences?.some((ref) => ref.controller === true && isDistributionRef(ref)) === true;
 }
 
 export type CacheChange =
   | { resource: 'distributions'; change: StoreChange<ResourceDistribution> }
   | { resource: 'namespaces'; change: StoreChange<CachedNamespace> }
   | { resource: 'copies'; change: StoreChange<Resource> }
-  | { resource: 'sources'; key: string };
+  | { resource: 'sources'; key: string }
+  /** A kind's copies are known from now on: its distributions can be reconciled. */
+  | { resource: 'kinds'; key: KindKey };
 
 export interface CacheOptions {
   api: ClusterApi;
   log: Logger;
   onChange(change: CacheChange): void;
+  /** The kinds copies may be of (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
 }
@@ -76,6 +137,8 @@ export interface Caches {
   copies: CopyCache;
   /** Sources of distributions, followed as distributions come and go (see createSourceCache). */
   sources: SourceCache;
+  /** The kinds distributions may copy. */
+  kinds: KindRegistry;
   start(): void;
   stop(): void;
   synced(): boolean;
@@ -89,22 +152,26 @@ export function createCaches(options: CacheOptions): Caches {
   const { api, log } = options;
   const distributions = new Store<ResourceDistribution>();
   const namespaces = new Store<CachedNamespace>();
-  const copies = new CopyCache();
   const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
-  const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
-
-  const copyReflector = (kind: DistributedKind, resource: WatchedResource): Reflector<Resource> =>
-    new Reflector<Resource>({
+  const kinds = options.kinds ?? CORE_REGISTRY;
+  const copies = new CopyCache((key, store) => {
+    const kind = kinds.byKey(key);
+    const reflector = new Reflector<Resource>({
       ...common,
-      resource,
-      store: copies.storeFor(kind),
+      resource: key,
+      store,
       // Every decision about a copy starts from its kind (which store, which API path, stray or not):
       // the store it lives in is the authority, whatever a list item carried.
-      transform: (object) => (object.kind === kind ? object : { ...object, apiVersion: 'v1', kind }),
-      list: () => api.listCopies(kind, COPY_SELECTOR),
-      watch: (watchOptions, callbacks) => api.watch(resource, { ...watchOptions, labelSelector: COPY_SELECTOR }, callbacks),
+      transform: (object) => (object.kind === kind?.kind ? object : { ...object, apiVersion: apiVersionOf(kind), kind: kind?.kind ?? key }),
+      list: () => api.listCopies(key, COPY_SELECTOR),
+      watch: (watchOptions, callbacks) => api.watch(key, { ...watchOptions, labelSelector: COPY_SELECTOR }, callbacks),
       onChange: (change) => options.onChange({ resource: 'copies', change }),
     });
+    reflector.start();
+    void reflector.whenSynced().then(() => options.onChange({ resource: 'kinds', key }));
+    return reflector;
+  });
+  const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
 
   const reflectors = [
     new Reflector<ResourceDistribution>({
@@ -128,8 +195,6 @@ export function createCaches(options: CacheOptions): Caches {
       watch: (watchOptions, callbacks) => api.watch('namespaces', watchOptions, callbacks),
       onChange: (change) => options.onChange({ resource: 'namespaces', change }),
     }),
-    copyReflector('Secret', 'secrets'),
-    copyReflector('ConfigMap', 'configmaps'),
   ];
 
   return {
@@ -137,9 +202,11 @@ export function createCaches(options: CacheOptions): Caches {
     namespaces,
     copies,
     sources,
+    kinds,
     start: () => reflectors.forEach((reflector) => reflector.start()),
     stop: () => {
       reflectors.forEach((reflector) => reflector.stop());
+      copies.stop();
       sources.stop();
     },
     synced: () => reflectors.every((reflector) => reflector.synced),

@@ -1,5 +1,6 @@
 // ClusterApi over our own HTTP client: plain JSON in and out, as the API server sends it.
-import { GROUP, KIND_PLURALS, PLURAL, VERSION, type DistributedKind, type Resource, type ResourceDistribution } from '../domain/types.js';
+import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
+import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
@@ -8,12 +9,22 @@ import type { KubeClient, Query } from './kube-client.js';
 export interface ClientClusterApiOptions {
   /** Page size of lists. */
   pageSize?: number;
+  /** The kinds copies and sources may be of (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
 }
 
 const MERGE_PATCH = 'application/merge-patch+json';
 const DISTRIBUTIONS = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
-const copyPath = (kind: DistributedKind, namespace: string, name?: string): string =>
-  `/api/v1/namespaces/${encodeURIComponent(namespace)}/${KIND_PLURALS[kind]}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+
+/** `/api/v1` or `/apis/<group>/<version>`: in the object's own version when it has one. */
+export function groupVersionPath(kind: ApiKind, version: string = kind.version): string {
+  return kind.group === '' ? `/api/${version}` : `/apis/${kind.group}/${version}`;
+}
+
+export function kindPath(kind: ApiKind, namespace?: string, name?: string, version?: string): string {
+  const scope = namespace === undefined ? '' : `/namespaces/${encodeURIComponent(namespace)}`;
+  return `${groupVersionPath(kind, version)}${scope}/${kind.plural}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
+}
 const leasePath = (namespace: string, name?: string): string =>
   `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
@@ -40,6 +51,27 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
 
 export function createClusterApi(client: KubeClient, options: ClientClusterApiOptions = {}): ClusterApi {
   const limit = options.pageSize ?? 500;
+  const kinds = options.kinds ?? CORE_REGISTRY;
+
+  function kindOf(key: KindKey): ApiKind {
+    const kind = kinds.byKey(key);
+    // Admission and the reconciler only ever pass allowed kinds.
+    if (kind === undefined) throw new Error(`kind ${key} is not allowed (RD_ALLOWED_KINDS)`);
+    return kind;
+  }
+  /** An object's path, in the version it is written in. */
+  const objectPath = (object: Resource, withName: boolean): string =>
+    kindPath(
+      kindOf(kindKeyOf(object.apiVersion, object.kind)),
+      object.metadata.namespace ?? '',
+      withName ? (object.metadata.name ?? '') : undefined,
+      versionOf(object.apiVersion),
+    );
+  /** List items carry no apiVersion/kind (only single objects and watch events do); everything downstream needs them. */
+  const identified = (kind: ApiKind, listed: ListResult<Resource>): ListResult<Resource> => {
+    for (const item of listed.items) Object.assign(item, { apiVersion: apiVersionFor(kind), kind: kind.kind });
+    return listed;
+  };
 
   async function listAll<T>(path: string, query: Query = {}): Promise<ListResult<T>> {
     const items: T[] = [];
@@ -64,19 +96,18 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
   return {
     listDistributions: () => listAll<ResourceDistribution>(DISTRIBUTIONS),
     listNamespaces: () => listAll<NamespaceObject>('/api/v1/namespaces'),
-    listCopies: async (kind, labelSelector) => {
-      const listed = await listAll<Resource>(`/api/v1/${KIND_PLURALS[kind]}`, { labelSelector });
-      // Items of a list carry no apiVersion/kind (only single objects and watch events do), and
-      // everything downstream tells Secrets from ConfigMaps by `kind`.
-      for (const item of listed.items) Object.assign(item, { apiVersion: 'v1', kind });
-      return listed;
+    listCopies: async (key, labelSelector) => {
+      const kind = kindOf(key);
+      return identified(kind, await listAll<Resource>(kindPath(kind), { labelSelector }));
     },
-    watch: (resource, watchOptions, callbacks) => startWatch(client, resource, watchOptions, callbacks),
+    watch: (resource, watchOptions, callbacks) => {
+      if (resource === 'distributions') return startWatch(client, DISTRIBUTIONS, watchOptions, callbacks);
+      if (resource === 'namespaces') return startWatch(client, '/api/v1/namespaces', watchOptions, callbacks);
+      return startWatch(client, kindPath(kindOf(resource), watchOptions.namespace), watchOptions, callbacks);
+    },
     listSource: async (ref) => {
-      const kind = ref.kind as DistributedKind;
-      const listed = await listAll<Resource>(copyPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` });
-      for (const item of listed.items) Object.assign(item, { apiVersion: 'v1', kind });
-      return listed;
+      const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
+      return identified(kind, await listAll<Resource>(kindPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` }));
     },
 
     getNamespace: (name) => get<NamespaceObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
@@ -86,12 +117,11 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
       return first === undefined ? undefined : trimmed(first);
     },
 
-    getCopy: ({ kind, namespace, name }) => get<Resource>(copyPath(kind, namespace, name)),
-    createCopy: (object) => send<Resource>('POST', copyPath(object.kind as DistributedKind, object.metadata.namespace ?? ''), object),
-    replaceCopy: (object) =>
-      send<Resource>('PUT', copyPath(object.kind as DistributedKind, object.metadata.namespace ?? '', object.metadata.name ?? ''), object),
+    getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
+    createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
+    replaceCopy: (object) => send<Resource>('PUT', objectPath(object, true), object),
     deleteCopy: async ({ kind, namespace, name }: CopyRef, uid) => {
-      await client.request('DELETE', copyPath(kind, namespace, name), { body: { preconditions: { uid } } });
+      await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions: { uid } } });
     },
 
     patchDistributionStatus: (name, status) =>

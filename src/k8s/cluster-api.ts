@@ -1,10 +1,14 @@
 // Our own narrow view of the Kubernetes API: every call the controller makes, and nothing else.
 // The real implementation sits over @kubernetes/client-node (client-cluster-api.ts); unit tests use
 // an in-memory double; a counting wrapper measures requests by verb.
-import type { DistributedKind, DistributionStatus, ObjectMeta, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
+import { kindKeyOf, type KindKey } from '../domain/kinds.js';
+import type { DistributionStatus, ObjectMeta, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 
-/** The kinds the caches list and watch. */
-export type WatchedResource = 'distributions' | 'namespaces' | 'secrets' | 'configmaps';
+/**
+ * What the caches list and watch: 'distributions', 'namespaces', or the key of an allowed kind
+ * (`Secret`, `NetworkPolicy.networking.k8s.io`: keys start upper-case, so they never clash).
+ */
+export type WatchedResource = KindKey;
 
 /** A namespace as the API returns it, reduced to what the controller reads. */
 export interface NamespaceObject {
@@ -15,7 +19,8 @@ export interface NamespaceObject {
 }
 
 export interface CopyRef {
-  kind: DistributedKind;
+  /** `Secret`, `NetworkPolicy.networking.k8s.io` (see kindKey). */
+  kind: KindKey;
   namespace: string;
   name: string;
 }
@@ -28,7 +33,7 @@ export interface ListResult<T> {
 export interface WatchOptions {
   resourceVersion: string;
   labelSelector?: string;
-  /** Secrets and ConfigMaps: one namespace only, and `metadata.name=<name>` (a distribution's source). */
+  /** Copied kinds: one namespace only, and `metadata.name=<name>` (a distribution's source). */
   namespace?: string;
   fieldSelector?: string;
   /** The API server ends the watch after this long; the caller then resumes from the last resourceVersion. */
@@ -85,7 +90,7 @@ export interface ClusterApi {
   listDistributions(): Promise<ListResult<ResourceDistribution>>;
   listNamespaces(): Promise<ListResult<NamespaceObject>>;
   /** Always with a label selector: we never list every Secret of the cluster. */
-  listCopies(kind: DistributedKind, labelSelector: string): Promise<ListResult<Resource>>;
+  listCopies(kind: KindKey, labelSelector: string): Promise<ListResult<Resource>>;
   watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
   /** The source object alone (a list by name in its namespace, so that it can be watched from there). */
   listSource(ref: SourceRef): Promise<ListResult<Resource>>;
@@ -139,7 +144,7 @@ export type ApiVerb = (typeof API_VERBS)[keyof typeof API_VERBS];
 
 export function copyRefOf(object: Resource): CopyRef {
   return {
-    kind: object.kind as DistributedKind,
+    kind: kindKeyOf(object.apiVersion, object.kind),
     namespace: object.metadata.namespace ?? '',
     name: object.metadata.name ?? '',
   };

@@ -1,8 +1,9 @@
 // Counts every request a ClusterApi makes, by verb and resource: feeds the apiRequests/apiErrors
 // metrics, and lets tests prove what a sweep costs.
-import { KIND_PLURALS } from '../domain/types.js';
+import { CORE_REGISTRY, kindKeyOf, type KindRegistry } from '../domain/kinds.js';
+import type { Resource, SourceRef } from '../domain/types.js';
 import type { Metrics } from '../metrics.js';
-import { API_VERBS, type ApiVerb, type ClusterApi, type CopyRef, type WatchedResource } from './cluster-api.js';
+import { API_VERBS, type ApiVerb, type ClusterApi, type CopyRef } from './cluster-api.js';
 import { describeApiError, isNotFound } from './errors.js';
 
 export interface RequestTally {
@@ -37,21 +38,28 @@ const FIXED_RESOURCES: Partial<Record<keyof ClusterApi, string>> = {
   replaceLease: 'leases',
 };
 
-/** The resource a call touches: fixed per method, else read from its first argument. */
-function resourceOf(method: keyof ClusterApi, args: readonly unknown[]): string {
+/** The resource a call touches: fixed per method, else the plural of the kind its first argument names. */
+function resourceOf(method: keyof ClusterApi, args: readonly unknown[], kinds: KindRegistry): string {
   const fixed = FIXED_RESOURCES[method];
   if (fixed !== undefined) return fixed;
   const first = args[0];
-  if (method === 'watch') return first as WatchedResource;
-  const kind = typeof first === 'string' ? first : (first as CopyRef | { kind: string }).kind;
-  return kind === 'Secret' ? KIND_PLURALS.Secret : KIND_PLURALS.ConfigMap;
+  if (first === 'distributions') return 'resourcedistributions';
+  if (first === 'namespaces') return 'namespaces';
+  // A kind key (lists, watches, CopyRefs) or an object or SourceRef with its apiVersion.
+  const named = first as Partial<Resource & SourceRef & CopyRef>;
+  const key = typeof first === 'string' ? first : named.apiVersion === undefined ? (named.kind ?? '') : kindKeyOf(named.apiVersion, named.kind ?? '');
+  return kinds.byKey(key)?.plural ?? key;
 }
 
 function emptyTally(): RequestTally {
   return { byVerb: {}, byRequest: {}, errors: 0, failures: {}, writes: 0 };
 }
 
-export function countRequests(inner: ClusterApi, metrics?: Pick<Metrics, 'apiRequests' | 'apiErrors'>): CountingClusterApi {
+export function countRequests(
+  inner: ClusterApi,
+  metrics?: Pick<Metrics, 'apiRequests' | 'apiErrors'>,
+  kinds: KindRegistry = CORE_REGISTRY,
+): CountingClusterApi {
   let tally = emptyTally();
 
   function record(verb: ApiVerb, resource: string): void {
@@ -76,7 +84,7 @@ export function countRequests(inner: ClusterApi, metrics?: Pick<Metrics, 'apiReq
   for (const method of Object.keys(API_VERBS) as (keyof ClusterApi)[]) {
     const verb = API_VERBS[method];
     api[method] = async (...args: unknown[]): Promise<unknown> => {
-      const resource = resourceOf(method, args);
+      const resource = resourceOf(method, args, kinds);
       record(verb, resource);
       try {
         return await (inner[method] as (...params: unknown[]) => Promise<unknown>)(...args);

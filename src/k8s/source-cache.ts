@@ -2,7 +2,8 @@
 // namespace, from the first distribution that names it until the last one stops. Memory follows
 // the sources, never the cluster's number of Secrets or ConfigMaps.
 import { sourceKey } from '../domain/source.js';
-import { KIND_PLURALS, type DistributedKind, type Resource, type SourceRef } from '../domain/types.js';
+import { kindKeyOf } from '../domain/kinds.js';
+import type { Resource, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi } from './cluster-api.js';
 import { Reflector } from './reflector.js';
@@ -37,7 +38,7 @@ export function createSourceCache(options: {
 
   const start = (ref: SourceRef): Followed => {
     const key = sourceKey(ref);
-    const kind = ref.kind as DistributedKind;
+    const kind = kindKeyOf(ref.apiVersion, ref.kind);
     const store = new Store<Resource>();
     const reflector = new Reflector<Resource>({
       resource: `source ${key}`,
@@ -45,10 +46,10 @@ export function createSourceCache(options: {
       watchTimeoutSeconds: options.watchTimeoutSeconds,
       stallGraceMs: options.stallGraceMs,
       store,
-      transform: (object) => (object.kind === kind ? object : { ...object, apiVersion: 'v1', kind }),
+      transform: (object) => (object.kind === ref.kind ? object : { ...object, apiVersion: ref.apiVersion, kind: ref.kind }),
       list: () => options.api.listSource(ref),
       watch: (watchOptions, callbacks) =>
-        options.api.watch(KIND_PLURALS[kind], { ...watchOptions, namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }, callbacks),
+        options.api.watch(kind, { ...watchOptions, namespace: ref.namespace, fieldSelector: `metadata.name=${ref.name}` }, callbacks),
       onChange: () => options.onChange(key),
     });
     reflector.start();

@@ -1,6 +1,7 @@
 // The controller: caches on every replica (admission asks them whether namespaces exist; the
 // generator reads them), the work queue and the sweep only on the leader.
 import type { Clock } from '../domain/clock.js';
+import type { KindRegistry } from '../domain/kinds.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { createCaches, type CacheChange, type Caches } from '../k8s/caches.js';
@@ -13,7 +14,7 @@ import { createGenerator } from './generator.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper } from './sweeper.js';
-import { copyTriggers, distributionTriggers, namespaceTriggers, sourcesOf, sourceTriggers } from './triggers.js';
+import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, sourcesOf, sourceTriggers } from './triggers.js';
 
 export interface ControllerSettings {
   sweepIntervalMs: number;
@@ -30,6 +31,8 @@ export interface ControllerDeps {
   settings: ControllerSettings;
   /** The API the controller reads and writes through (tests: an in-memory double, or a wrapped client). */
   clusterApi: ClusterApi;
+  /** The kinds distributions may copy (default Secret and ConfigMap). */
+  kinds?: KindRegistry;
   /** Watch timeouts and stall detection (defaults: 300 s, +30 s). */
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
@@ -58,13 +61,14 @@ export interface RunningController extends Controller {
 export function createController(deps: ControllerDeps): RunningController {
   const { log, clock, metrics, settings } = deps;
   const election = settings.leaderElection;
-  const requests = countRequests(deps.clusterApi, metrics);
+  const requests = countRequests(deps.clusterApi, metrics, deps.kinds);
   const api = requests.api;
   let leading = false;
   let stopping = false;
 
   const caches: Caches = createCaches({
     api,
+    kinds: deps.kinds,
     log,
     onChange: (change) => onCacheChange(change),
     watchTimeoutSeconds: deps.watchTimeoutSeconds,
@@ -102,26 +106,37 @@ export function createController(deps: ControllerDeps): RunningController {
   const allNames = (): Set<string> =>
     new Set([
       ...caches.distributions.keys(),
-      ...[...caches.copies.secrets.list(), ...caches.copies.configMaps.list()].flatMap((copy) => copyTriggers({ current: copy })),
+      ...caches.copies.list().flatMap((copy) => copyTriggers({ current: copy })),
     ]);
   const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
 
-  // Every replica follows the sources: its namespace generator copies them too. Once per burst of
-  // distribution changes (a relist brings them all at once), not once per change.
+  /** Watches the sources and the copied kinds the distributions name, and no others. */
+  function follow(): void {
+    const distributions = caches.distributions.list();
+    caches.sources.follow(sourcesOf(distributions));
+    const before = caches.copies.followed();
+    caches.copies.follow(kindsOf(distributions));
+    const after = caches.copies.followed();
+    for (const kind of before) if (!after.includes(kind)) metrics.kindsWatched.set({ kind }, 0);
+    for (const kind of after) metrics.kindsWatched.set({ kind }, 1);
+    metrics.sourcesWatched.set(caches.sources.size());
+  }
+
+  // Every replica follows them: its namespace generator copies too. Once per burst of changes (a
+  // relist brings every distribution at once), not once per change.
   let followScheduled = false;
-  function followSources(): void {
+  function followSoon(): void {
     if (followScheduled) return;
     followScheduled = true;
     queueMicrotask(() => {
       followScheduled = false;
-      if (stopping) return;
-      caches.sources.follow(sourcesOf(caches.distributions.list()));
-      metrics.sourcesWatched.set(caches.sources.size());
+      if (!stopping) follow();
     });
   }
 
   function onCacheChange(event: CacheChange): void {
-    if (event.resource === 'distributions') followSources();
+    // A deleted copy may have been the last one holding its kind's watch.
+    if (event.resource === 'distributions' || (event.resource === 'copies' && event.change.current === undefined)) followSoon();
     if (event.resource !== 'namespaces') {
       if (leading) queue.addAll(namesFor(event));
       return;
@@ -150,6 +165,8 @@ export function createController(deps: ControllerDeps): RunningController {
         return copyTriggers(event.change);
       case 'sources':
         return sourceTriggers(event.key, caches.distributions.list());
+      case 'kinds':
+        return kindTriggers(event.key, caches.distributions.list());
     }
   }
 
@@ -188,6 +205,8 @@ export function createController(deps: ControllerDeps): RunningController {
     start: async () => {
       caches.start();
       await caches.whenSynced();
+      follow();
+      await caches.copies.whenSynced();
       log.info({ distributions: caches.distributions.size, namespaces: caches.namespaces.size, copies: caches.copies.size }, 'caches synced');
       // Only now: a leader reconciling from empty caches would take every copy for an orphan.
       if (elector) elector.start();

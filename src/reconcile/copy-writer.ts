@@ -1,7 +1,8 @@
 // The one place copies are written, for the reconciler and the namespace generator alike. Every
 // write is conditional (resourceVersion on update, uid precondition on delete), so two writers
 // racing each other fail safely and the loser retries from fresh state.
-import type { Action, DistributedKind, FailedVerb, Outcome, Resource } from '../domain/types.js';
+import { kindKeyOf, type KindKey } from '../domain/kinds.js';
+import type { Action, FailedVerb, Outcome, Resource } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { CopyCache } from '../k8s/caches.js';
 import { copyRefOf, type ClusterApi, type CopyRef } from '../k8s/cluster-api.js';
@@ -15,7 +16,7 @@ export type WriteOutcome = Outcome & { stale?: boolean };
 
 export interface CopyWriter {
   /** Applies one planned action. `kind` names the kind for deletes (other actions carry their object). */
-  apply(action: Action, kind: DistributedKind): Promise<WriteOutcome>;
+  apply(action: Action, kind: KindKey): Promise<WriteOutcome>;
 }
 
 export interface CopyWriterDeps {
@@ -62,9 +63,9 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     try {
       const sent = outgoing(object);
       if (verb === 'create') {
-        copies?.storeFor(object.kind).observeWrite(await api.createCopy(sent));
+        copies?.store(kindKeyOf(object.apiVersion, object.kind))?.observeWrite(await api.createCopy(sent));
       } else {
-        copies?.storeFor(object.kind).observeWrite(await api.replaceCopy(sent), object.metadata.resourceVersion);
+        copies?.store(kindKeyOf(object.apiVersion, object.kind))?.observeWrite(await api.replaceCopy(sent), object.metadata.resourceVersion);
       }
       log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, verb === 'create' ? 'copy created' : 'copy updated');
       return { action, ok: true };
@@ -81,7 +82,7 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    copies?.storeFor(ref.kind).observeDelete(`${ref.namespace}/${ref.name}`, uid);
+    copies?.store(ref.kind)?.observeDelete(`${ref.namespace}/${ref.name}`, uid);
   }
 
   async function recreate(action: Extract<Action, { type: 'recreate' }>): Promise<WriteOutcome> {
@@ -96,7 +97,7 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     return write('create', action, object);
   }
 
-  async function deleteCopy(action: Extract<Action, { type: 'delete' }>, kind: DistributedKind): Promise<WriteOutcome> {
+  async function deleteCopy(action: Extract<Action, { type: 'delete' }>, kind: KindKey): Promise<WriteOutcome> {
     try {
       await remove({ kind, namespace: action.namespace, name: action.name }, action.uid);
       log.info({ kind, ns: action.namespace, name: action.name }, 'copy deleted');

@@ -1,4 +1,5 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
+import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
 import { withSource } from '../domain/source.js';
 import type { ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceCache } from '../k8s/source-cache.js';
@@ -7,11 +8,12 @@ import type { SourceCache } from '../k8s/source-cache.js';
  * Admission rejects anything else; this guards against objects stored while the webhook was off
  * (never distribute a forbidden Secret type, whatever got stored or whatever a source became).
  */
-export function isDistributable(rd: ResourceDistribution): rd is ResolvedDistribution {
+export function isDistributable(rd: ResourceDistribution, kinds: KindRegistry): rd is ResolvedDistribution {
   const resource = rd.spec?.resource;
   return (
     typeof resource?.metadata?.name === 'string' &&
-    (resource.kind === 'ConfigMap' || (resource.kind === 'Secret' && !isForbiddenSecretType(resource.type))) &&
+    kinds.find(resource.apiVersion, resource.kind) !== undefined &&
+    !(isCoreDataKind(resource.apiVersion, resource.kind) && resource.kind === 'Secret' && isForbiddenSecretType(resource.type)) &&
     typeof rd.spec.targets === 'object'
   );
 }
@@ -26,12 +28,14 @@ export type Resolution =
   | { state: 'source-missing'; ref: SourceRef }
   | { state: 'invalid' };
 
-export function resolveDistribution(rd: ResourceDistribution, sources: Pick<SourceCache, 'get'>): Resolution {
+export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {
+  const { sources, kinds } = caches;
   const ref = rd.spec?.source;
-  if (ref === undefined) return isDistributable(rd) ? { state: 'ready', rd } : { state: 'invalid' };
+  if (ref === undefined) return isDistributable(rd, kinds) ? { state: 'ready', rd } : { state: 'invalid' };
+  if (kinds.find(ref.apiVersion, ref.kind) === undefined) return { state: 'invalid' };
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };
   if (known.object === undefined) return { state: 'source-missing', ref };
   const resolved = withSource(rd, known.object);
-  return isDistributable(resolved) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
+  return isDistributable(resolved, kinds) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
 }

@@ -7,7 +7,8 @@
 // conflict anywhere forbids every write; and so is every namespace of a distribution whose status
 // counts copies the cache does not hold (see readsFirst).
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
-import type { DistributedKind, NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
+import { kindKeyOf, type KindKey } from '../domain/kinds.js';
+import type { NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError, type ApiErrorInfo } from '../k8s/errors.js';
@@ -23,9 +24,9 @@ export interface ExistingCopies {
 }
 
 export interface ExistingCopiesReader {
-  read(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
+  read(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
   /** Reads `namespaces` now (after a create met AlreadyExists). */
-  reread(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
+  reread(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
   /** The distribution is gone: drop what was remembered of it. */
   forget(name: string): void;
 }
@@ -42,7 +43,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
   /** distribution name -> namespaces where the last read found an object our cache does not hold. */
   const uncachedObjects = new Map<string, Set<string>>();
 
-  async function get(rd: ResolvedDistribution, kind: DistributedKind, namespaces: readonly string[], into: Pick<ExistingCopies, 'existing' | 'failures'>): Promise<void> {
+  async function get(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly string[], into: Pick<ExistingCopies, 'existing' | 'failures'>): Promise<void> {
     const name = rd.spec.resource.metadata.name ?? '';
     const seen = uncachedObjects.get(rd.metadata.name) ?? new Set<string>();
     await mapBounded(namespaces, deps.parallelism, async (namespace) => {
@@ -90,7 +91,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
       const targetSet = new Set(targeted);
       for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
         const namespace = copy.metadata.namespace ?? '';
-        if (copy.kind === kind && copy.metadata.name === name && !targetSet.has(namespace)) result.existing.set(namespace, copy);
+        if (kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name && !targetSet.has(namespace)) result.existing.set(namespace, copy);
       }
       return result;
     },

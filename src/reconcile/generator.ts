@@ -5,7 +5,8 @@
 import type { Clock } from '../domain/clock.js';
 import { planNamespace } from '../domain/plan.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
-import type { DistributedKind, NamespaceInfo, ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
+import { kindKeyOf } from '../domain/kinds.js';
+import type { NamespaceInfo, ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -18,7 +19,7 @@ import { resolveDistribution } from './distributable.js';
 
 export interface GeneratorDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources'>;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources' | 'kinds'>;
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
@@ -137,7 +138,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
    * again, which normally finds the copy in sync and writes nothing.
    */
   async function generateFor(rd: ResolvedDistribution, ns: NamespaceInfo): Promise<void> {
-    const kind = rd.spec.resource.kind as DistributedKind;
+    const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
     const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
     const context = { name: rd.metadata.name, ns: ns.name };
     try {
@@ -169,7 +170,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       .filter((rd) => !rd.metadata.deletionTimestamp && isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces)))
       .flatMap((rd) => {
         // A source not read yet, or missing: the reconciler handles it once it is known.
-        const resolved = resolveDistribution(rd, caches.sources);
+        const resolved = resolveDistribution(rd, caches);
         return resolved.state === 'ready' && !hasStrictConflict(resolved.rd) ? [resolved.rd] : [];
       });
     await mapBounded(matching, deps.parallelism, (rd) => generateFor(rd, ns));

@@ -3,6 +3,7 @@
 // parallelism), and writes status only when it changed. A pass over copies that are all in sync
 // makes no request at all.
 import type { Clock } from '../domain/clock.js';
+import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { classifyExisting, controllerOf } from '../domain/copy.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { hashResource } from '../domain/hash.js';
@@ -12,7 +13,6 @@ import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
   type Action,
-  type DistributedKind,
   type Outcome,
   type ResolvedDistribution,
   type Resource,
@@ -35,7 +35,7 @@ import type { ProcessResult } from './queue.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources'>;
+  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources' | 'kinds'>;
   writer: CopyWriter;
   events: EventRecorder;
   clock: Clock;
@@ -67,7 +67,7 @@ function needsRetry(outcomes: readonly Outcome[]): boolean {
 
 interface Planned {
   action: Action;
-  kind: DistributedKind;
+  kind: KindKey;
 }
 
 function deleteOf(copy: Resource): Action {
@@ -82,11 +82,12 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
 
   /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
   function strayDeletes(rd: ResolvedDistribution): Planned[] {
-    const { kind, metadata } = rd.spec.resource;
+    const { apiVersion, kind, metadata } = rd.spec.resource;
+    const key = kindKeyOf(apiVersion, kind);
     return caches.copies
       .byDistribution(rd.metadata.name)
-      .filter((copy) => (copy.kind !== kind || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours')
-      .map((copy) => ({ kind: copy.kind as DistributedKind, action: deleteOf(copy) }));
+      .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours')
+      .map((copy) => ({ kind: kindKeyOf(copy.apiVersion, copy.kind), action: deleteOf(copy) }));
   }
 
   /** Applies every planned action (none stops the others), unless leadership is lost meanwhile. */
@@ -119,7 +120,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       return 'retry';
     }
     log.info({ name, orphans: orphans.length }, 'removing copies of a deleted distribution');
-    const planned = orphans.map((copy) => ({ action: deleteOf(copy), kind: copy.kind as DistributedKind }));
+    const planned = orphans.map((copy) => ({ action: deleteOf(copy), kind: kindKeyOf(copy.apiVersion, copy.kind) }));
     const outcomes = await applyAll(planned, signal);
     return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
   }
@@ -145,7 +146,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
    */
   async function createThenRead(
     rd: ResolvedDistribution,
-    kind: DistributedKind,
+    kind: KindKey,
     outcomes: WriteOutcome[],
     unread: ReadonlySet<string>,
     now: Date,
@@ -161,7 +162,9 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   }
 
   async function reconcileDistribution(rd: ResolvedDistribution, signal: AbortSignal): Promise<ProcessResult> {
-    const kind = rd.spec.resource.kind as DistributedKind;
+    const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
+    // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
+    if (!caches.copies.synced(kind)) return 'retry';
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
     const { existing, failures, unread } = await reader.read(rd, kind, namespaces);
     const now = clock();
@@ -195,7 +198,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     if (!rd) return removeOrphans(name, signal);
     // Being deleted: the garbage collector is removing the copies.
     if (rd.metadata.deletionTimestamp) return 'done';
-    const resolved = resolveDistribution(rd, caches.sources);
+    const resolved = resolveDistribution(rd, caches);
     switch (resolved.state) {
       case 'ready':
         return reconcileDistribution(resolved.rd, signal);

@@ -1,5 +1,6 @@
 // Which distributions a change concerns. Pure: (old, new) object -> names to enqueue. Watch
 // callbacks call these and enqueue; they never decide anything else.
+import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { sourceKey } from '../domain/source.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import {
@@ -81,4 +82,20 @@ export function copyTriggers(change: Change<Resource>): string[] {
     names.push(object?.metadata.labels?.[LABEL_DISTRIBUTION], object?.metadata.annotations?.[ANNOTATION_FROM]);
   }
   return unique(names);
+}
+
+/** The kind a distribution copies (of its template, or of its source); undefined when it names none. */
+export function kindOf(rd: ResourceDistribution): KindKey | undefined {
+  const named = rd.spec?.source ?? rd.spec?.resource;
+  return typeof named?.kind === 'string' ? kindKeyOf(named.apiVersion, named.kind) : undefined;
+}
+
+/** The kinds whose copies to watch: those the distributions copy. */
+export function kindsOf(distributions: readonly ResourceDistribution[]): Set<KindKey> {
+  return new Set(distributions.flatMap((rd) => kindOf(rd) ?? []));
+}
+
+/** A kind's copies became known: every distribution of that kind can now be reconciled. */
+export function kindTriggers(key: KindKey, distributions: readonly ResourceDistribution[]): string[] {
+  return unique(distributions.filter((rd) => kindOf(rd) === key).map((rd) => rd.metadata.name));
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CORE_KINDS, createKindRegistry } from '../../../src/domain/kinds.js';
 import { base64, distribution } from '../builders.js';
 import { admit, review, testApp } from './review-builder.js';
 
@@ -7,7 +8,7 @@ describe('distribution webhook: domain rules', () => {
     {
       name: 'an unsupported kind',
       rd: distribution('bad-kind').configMap('settings', { a: 'b' }).field('kind', 'Pod').included('team-a').build(),
-      line: 'spec.resource.kind: "Pod" is not supported: use Secret or ConfigMap',
+      line: 'spec.resource.kind: "Pod" is not supported: use Secret or ConfigMap (allowed by RD_ALLOWED_KINDS)',
     },
     {
       name: 'a namespace both included and excluded',
@@ -217,5 +218,57 @@ describe('distribution webhook: the author must be allowed to write every copy',
     // The reviews in flight finish; none of the 192 still queued is sent.
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(started).toBe(8);
+  });
+});
+
+describe('distribution webhook: kinds beyond Secret and ConfigMap (RD_ALLOWED_KINDS)', () => {
+  const kinds = createKindRegistry([
+    ...CORE_KINDS,
+    { group: 'networking.k8s.io', kind: 'NetworkPolicy', plural: 'networkpolicies', version: 'v1', versions: ['v1'] },
+    { group: 'rbac.authorization.k8s.io', kind: 'RoleBinding', plural: 'rolebindings', version: 'v1', versions: ['v1'] },
+  ]);
+  const roleBinding = {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'RoleBinding',
+    metadata: { name: 'ci-admin' },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'admin' },
+    subjects: [{ kind: 'Group', name: 'ci', apiGroup: 'rbac.authorization.k8s.io' }],
+  };
+
+  it('asks for the kind of its group, and admits what the author may write', async () => {
+    const { app, reviewer } = testApp({ kinds });
+    reviewer.grant('gina', ['create', 'update'], 'networkpolicies', 'team-a');
+    const policy = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: 'deny-all' }, spec: { podSelector: {} } };
+    const rd = distribution('deny-all').template(policy).included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('gina'));
+    expect(response.allowed).toBe(true);
+    expect(reviewer.checks.map((c) => `${c.verb} ${c.group}/${c.resource}`)).toEqual(['create networking.k8s.io/networkpolicies', 'update networking.k8s.io/networkpolicies']);
+  });
+
+  it('denies a RoleBinding whose role the author may not bind in a target', async () => {
+    const { app, reviewer } = testApp({ kinds });
+    reviewer.grant('frank', ['create', 'update'], 'rolebindings');
+    reviewer.grant('frank', ['bind'], 'clusterroles', 'team-a');
+    const rd = distribution('ci-admin').template(roleBinding).included('team-a', 'team-b').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('frank'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe('spec.resource.roleRef: user "frank" may not bind clusterroles "admin" in namespace "team-b"');
+    expect(reviewer.checks.filter((c) => c.verb === 'bind')).toContainEqual(expect.objectContaining({ group: 'rbac.authorization.k8s.io', resource: 'clusterroles', name: 'admin', namespace: 'team-b' }));
+  });
+
+  it('admits a RoleBinding whose role the author may bind everywhere it goes', async () => {
+    const { app, reviewer } = testApp({ kinds });
+    reviewer.grant('frank', ['create', 'update'], 'rolebindings').grant('frank', ['bind'], 'clusterroles');
+    const rd = distribution('ci-admin').template(roleBinding).included('team-a', 'team-b').build();
+    expect((await admit(app, 'distributions', review().distribution(rd).user('frank'))).allowed).toBe(true);
+  });
+
+  it('denies a kind the configuration does not allow, naming the allowed ones', async () => {
+    const { app } = testApp({ kinds });
+    const rd = distribution('pods').template({ apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p' } }).included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    expect(response.status?.message).toBe(
+      'spec.resource.kind: "Pod" is not supported: use Secret, ConfigMap, NetworkPolicy.networking.k8s.io or RoleBinding.rbac.authorization.k8s.io (allowed by RD_ALLOWED_KINDS)',
+    );
   });
 });

@@ -4,16 +4,16 @@ import { distribution } from '../builders.js';
 
 describe('requiredAccess', () => {
   it.each([
-    { name: 'included names, sorted and unique', rd: distribution('a').secret('s').included('b', 'a', 'b').build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: ['a', 'b'] } },
-    { name: 'excluded names dropped', rd: distribution('a').configMap('c').included('a', 'b').excluded('b').build(), expected: { resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
-    { name: 'system namespaces dropped', rd: distribution('a').configMap('c').included('kube-system', 'kube-public', 'a').build(), expected: { resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
-    { name: 'forbidden namespaces dropped', rd: distribution('a').configMap('c').included('locked', 'a').build(), expected: { resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
-    { name: 'allNamespaces: everywhere', rd: distribution('a').secret('s').allNamespaces().included('a').build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: 'all' } },
-    { name: 'a selector: everywhere', rd: distribution('a').secret('s').expression('env', 'Exists').build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: 'all' } },
-    { name: 'an empty selector selects nothing', rd: distribution('a').secret('s').selector({}).build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: [] } },
-    { name: 'writePolicy overwrite: delete too', rd: distribution('a').secret('s').included('a').writePolicy('overwrite').build(), expected: { resource: 'secrets', verbs: ['create', 'update', 'delete'], namespaces: ['a'] } },
-    { name: 'writePolicy strict: create and update', rd: distribution('a').secret('s').included('a').writePolicy('strict').build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: ['a'] } },
-    { name: 'allNamespaces false: only the list', rd: distribution('a').secret('s').allNamespaces(false).included('x').build(), expected: { resource: 'secrets', verbs: ['create', 'update'], namespaces: ['x'] } },
+    { name: 'included names, sorted and unique', rd: distribution('a').secret('s').included('b', 'a', 'b').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['a', 'b'] } },
+    { name: 'excluded names dropped', rd: distribution('a').configMap('c').included('a', 'b').excluded('b').build(), expected: { group: '', resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
+    { name: 'system namespaces dropped', rd: distribution('a').configMap('c').included('kube-system', 'kube-public', 'a').build(), expected: { group: '', resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
+    { name: 'forbidden namespaces dropped', rd: distribution('a').configMap('c').included('locked', 'a').build(), expected: { group: '', resource: 'configmaps', verbs: ['create', 'update'], namespaces: ['a'] } },
+    { name: 'allNamespaces: everywhere', rd: distribution('a').secret('s').allNamespaces().included('a').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: 'all' } },
+    { name: 'a selector: everywhere', rd: distribution('a').secret('s').expression('env', 'Exists').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: 'all' } },
+    { name: 'an empty selector selects nothing', rd: distribution('a').secret('s').selector({}).build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: [] } },
+    { name: 'writePolicy overwrite: delete too', rd: distribution('a').secret('s').included('a').writePolicy('overwrite').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update', 'delete'], namespaces: ['a'] } },
+    { name: 'writePolicy strict: create and update', rd: distribution('a').secret('s').included('a').writePolicy('strict').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['a'] } },
+    { name: 'allNamespaces false: only the list', rd: distribution('a').secret('s').allNamespaces(false).included('x').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['x'] } },
   ])('$name', ({ rd, expected }) => {
     expect(requiredAccess(rd, ['locked'])).toEqual(expected);
   });

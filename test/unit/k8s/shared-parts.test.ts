@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { CopyCache } from '../../../src/k8s/caches.js';
 import { createPartSharer } from '../../../src/k8s/shared-parts.js';
+import type { Reflector } from '../../../src/k8s/reflector.js';
 import type { Resource } from '../../../src/domain/types.js';
 
 /** A copy as the API returns it: every part a fresh instance (JSON.parse). */
@@ -61,9 +62,11 @@ describe('createPartSharer', () => {
   });
 
   it('is what the copy cache keeps, from watch events and from our own writes alike', () => {
-    const cache = new CopyCache();
-    cache.configMaps.applyEvent('ADDED', parsedCopy('ns-a'));
-    cache.configMaps.observeWrite(parsedCopy('ns-b'));
+    const cache = new CopyCache(() => ({ stop: () => undefined, synced: true }) as unknown as Reflector<Resource>);
+    cache.follow(new Set(['ConfigMap']));
+    const store = cache.store('ConfigMap')!;
+    store.applyEvent('ADDED', parsedCopy('ns-a'));
+    store.observeWrite(parsedCopy('ns-b'));
     const a = cache.get({ kind: 'ConfigMap', namespace: 'ns-a', name: 'settings' });
     const b = cache.get({ kind: 'ConfigMap', namespace: 'ns-b', name: 'settings' });
     expect(b?.data).toBe(a?.data);

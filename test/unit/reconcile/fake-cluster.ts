@@ -11,6 +11,7 @@ import type {
   WatchedResource,
   WatchEvent,
 } from '../../../src/k8s/cluster-api.js';
+import { kindKeyOf } from '../../../src/domain/kinds.js';
 import type { DistributionStatus, Resource, ResourceDistribution } from '../../../src/domain/types.js';
 
 /** Thrown like client-node's ApiException: numeric `code`, Status as a JSON string in `body`. */
@@ -261,7 +262,7 @@ function labelled(object: Resource): boolean {
 }
 
 function watchedKind(object: Resource): WatchedResource {
-  return object.kind === 'Secret' ? 'secrets' : 'configmaps';
+  return kindKeyOf(object.apiVersion, object.kind);
 }
 
 export function keyOf(kind: string, namespace: string, name: string): string {

@@ -41,6 +41,9 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
   const caches = createCaches({ api: requests.api, log: silentLog, onChange: (change) => listeners.forEach((listen) => listen(change)) });
   caches.start();
   await caches.whenSynced();
+  // What the controller follows once distributions of both kinds exist.
+  caches.copies.follow(new Set(['Secret', 'ConfigMap']));
+  await caches.copies.whenSynced();
   const writer = createCopyWriter({ api: requests.api, log: silentLog, copies: caches.copies });
   const reconciler = createReconciler({
     api: requests.api,
