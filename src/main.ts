@@ -10,7 +10,7 @@ import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
-import { discoverKinds } from './k8s/discovery.js';
+import { discoverKinds, servesObjectSyncs } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
@@ -89,9 +89,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   });
   const kinds = await allowedKinds(config, client, log);
   const clusterApi = createClusterApi(client, { kinds });
+  const objectSyncs = await servesObjectSyncs(client);
+  if (!objectSyncs) log.warn({}, 'ObjectSyncs are not served (CRD objectsyncs.sync.rustrial.org not installed): not watched');
   const controller = (deps.createController ?? createController)({
     clusterApi,
     kinds,
+    objectSyncs,
     log: log.child({ component: 'controller' }),
     clock,
     metrics,

@@ -8,6 +8,8 @@ export const CONTROLLER_RULES: V1PolicyRule[] = [
   { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions'], verbs: ['list', 'watch'] },
   { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/status'], verbs: ['patch'] },
   { apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions/finalizers'], verbs: ['update'] },
+  { apiGroups: ['sync.rustrial.org'], resources: ['objectsyncs'], verbs: ['list', 'watch', 'patch'] },
+  { apiGroups: ['sync.rustrial.org'], resources: ['objectsyncs/status'], verbs: ['patch'] },
   { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [''], resources: ['secrets', 'configmaps'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
   { apiGroups: [''], resources: ['events'], verbs: ['create'] },

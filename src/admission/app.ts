@@ -8,6 +8,7 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
+import { objectSyncWebhook } from './object-sync-webhook.js';
 import { webhookRoute } from './webhook-route.js';
 
 export interface AdmissionAppDeps {
@@ -37,6 +38,7 @@ const DEFAULT_DEADLINES_MS = {
 /**
  * Routes:
  * - POST /validate/resourcedistributions  ResourceDistribution CREATE/UPDATE (DELETE always allowed)
+ * - POST /validate/objectsyncs             ObjectSync CREATE/UPDATE (DELETE always allowed)
  * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
  * - GET  /healthz                         200 while the process serves requests (liveness)
  * - GET  /readyz                          200 when certificates are loaded and caches synced, else 503
@@ -52,6 +54,17 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
     ...webhookRoute({
       name: 'distributions',
       webhook: distributionWebhook(deps),
+      log,
+      metrics,
+      bodyLimitBytes: deps.bodyLimitBytes,
+      deadlineMs: deadlines.distributions,
+    }),
+  );
+  app.post(
+    WEBHOOK_PATHS.objectSyncs,
+    ...webhookRoute({
+      name: 'objectsyncs',
+      webhook: objectSyncWebhook(deps),
       log,
       metrics,
       bodyLimitBytes: deps.bodyLimitBytes,

@@ -67,7 +67,8 @@ export function requiredAccess(distribution: ResourceDistribution, forbidden: re
   const read = { ...sourceAccess(distribution), ...bindAccess(distribution) };
   const targets = distribution.spec.targets;
   if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { group, resource, verbs, namespaces: 'all', ...read };
-  const skipped = new Set([...names(targets.excludedNamespaces), ...ALWAYS_EXCLUDED_NAMESPACES, ...forbiddenFor(distribution, forbidden)]);
+  const system = targets.systemByName === true ? [] : ALWAYS_EXCLUDED_NAMESPACES;
+  const skipped = new Set([...names(targets.excludedNamespaces), ...system, ...forbiddenFor(distribution, forbidden)]);
   const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
   return { group, resource, verbs, namespaces, ...read };
 }

@@ -40,6 +40,8 @@ export function isDistributionRef(ref: OwnerReference, name?: string): boolean {
  * earlier distribution of the same name, and the author of this one may have no rights there.
  */
 export function isControlledBy(rd: ResourceDistribution, object: Resource): boolean {
+  // An ObjectSync's copies: the distribution's name is unique to that ObjectSync (uid) and destination name.
+  if (rd.origin !== undefined) return controllerOf(object) === undefined && object.metadata.annotations?.[ANNOTATION_FROM] === rd.metadata.name;
   const ref = controllerOf(object);
   return ref !== undefined && isDistributionRef(ref, rd.metadata.name) && rd.metadata.uid !== undefined && ref.uid === rd.metadata.uid;
 }
@@ -122,6 +124,7 @@ export function contentEqual(desired: Resource, existing: Resource): boolean {
 
 function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boolean {
   const ref = controllerOf(existing);
+  if (rd.origin !== undefined) return ref === undefined;
   return (
     ref !== undefined &&
     isDistributionRef(ref, rd.metadata.name) &&

@@ -6,6 +6,7 @@ import {
   ANNOTATION_ADOPT,
   ANNOTATION_FROM,
   ANNOTATION_HASH,
+  ANNOTATION_OBJECT_SYNC,
   ANNOTATION_TIMESTAMP,
   API_VERSION,
   KIND,
@@ -60,11 +61,19 @@ function foldStringData(resource: Resource): void {
   resource.data = data;
 }
 
+/** A ResourceDistribution owns its copies; a namespaced origin (an ObjectSync) is named by an annotation instead. */
+function ownership(rd: ResourceDistribution): { annotations: Record<string, string>; ownerReferences: OwnerReference[] } {
+  if (rd.origin === undefined) return { annotations: {}, ownerReferences: [controllerRefTo(rd)] };
+  return { annotations: { [ANNOTATION_OBJECT_SYNC]: `${rd.origin.namespace}/${rd.origin.name}` }, ownerReferences: [] };
+}
+
 function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date, hash: string): ObjectMeta {
   const metadata: ObjectMeta = { ...template };
   for (const key of SERVER_SET_METADATA) delete metadata[key];
+  const owner = ownership(rd);
   const annotations: Record<string, string> = {
     ...template.annotations,
+    ...owner.annotations,
     [ANNOTATION_FROM]: rd.metadata.name,
     [ANNOTATION_HASH]: hash,
     [ANNOTATION_TIMESTAMP]: toRfc3339(now),
@@ -75,7 +84,7 @@ function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace:
     namespace,
     labels: { ...template.labels, [LABEL_DISTRIBUTION]: rd.metadata.name },
     annotations,
-    ownerReferences: [controllerRefTo(rd)],
+    ownerReferences: owner.ownerReferences,
   };
 }
 

@@ -69,5 +69,7 @@ export function normaliseSource(source: Resource): Resource {
 
 /** The distribution with its source's content as template. */
 export function withSource(rd: ResourceDistribution, source: Resource): ResolvedDistribution {
-  return { ...rd, spec: { ...rd.spec, resource: normaliseSource(source) } };
+  const resource = normaliseSource(source);
+  if (rd.spec.rename !== undefined) resource.metadata = { ...resource.metadata, name: rd.spec.rename };
+  return { ...rd, spec: { ...rd.spec, resource } };
 }

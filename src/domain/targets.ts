@@ -15,8 +15,10 @@ import {
  * of its source (a copy there would be the source itself).
  */
 export function forbiddenFor(rd: Pick<ResourceDistribution, 'spec'>, forbidden: readonly string[] = []): readonly string[] {
-  const source = rd.spec.source?.namespace;
-  return source === undefined ? forbidden : [...forbidden, source];
+  const { source, rename } = rd.spec;
+  // A renamed copy there is another object (an ObjectSync destination may ask for it).
+  if (source === undefined || (rename !== undefined && rename !== source.name)) return forbidden;
+  return [...forbidden, source.namespace];
 }
 
 /** A label selector made ready to test many namespaces: every value list becomes a set once. */
@@ -75,14 +77,16 @@ interface TargetRule {
 }
 
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
-  const excluded = new Set([...ALWAYS_EXCLUDED_NAMESPACES, ...forbidden, ...names(targets.excludedNamespaces)]);
   const included = new Set(names(targets.includedNamespaces));
+  const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && included.has(name)));
+  const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
+  const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || ((all || selected(ns.labels)) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
   return {
     included,
     isExcluded: (name) => excluded.has(name),
-    isTargeted: (ns) => !ns.terminating && !excluded.has(ns.name) && (all || included.has(ns.name) || selected(ns.labels)),
+    isTargeted: (ns) => !ns.terminating && !excluded.has(ns.name) && anyOf(ns),
   };
 }
 

@@ -12,6 +12,8 @@ export const ANNOTATION_HASH = 'kruise.io/resourcedistribution.resource.hashcode
 export const ANNOTATION_TIMESTAMP = 'kruise.io/resourcedistribution.resource.distributed.timestamp';
 export const ANNOTATION_ADOPT = 'resource-distributor.io/adopt';
 export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
+/** On copies of an ObjectSync: `<namespace>/<name>` of the ObjectSync (they carry no owner reference). */
+export const ANNOTATION_OBJECT_SYNC = 'resource-distributor.io/object-sync';
 
 /** Namespaces no distribution ever targets, whatever its spec says. */
 export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public'];
@@ -66,6 +68,8 @@ export interface NamespaceNameList {
 
 export interface Targets {
   allNamespaces?: boolean;
+  /** Not in the ResourceDistribution API: kube-system and kube-public are targets when listed by name (ObjectSync destinations). */
+  systemByName?: boolean;
   includedNamespaces?: NamespaceNameList;
   excludedNamespaces?: NamespaceNameList;
   namespaceLabelSelector?: LabelSelector;
@@ -99,8 +103,24 @@ export interface DistributionSpec {
   /** The inline template; absent when the distribution copies `source`. */
   resource?: Resource;
   source?: SourceRef;
+  /** Not in the ResourceDistribution API: an ObjectSync destination's name for the copies of its source. */
+  rename?: string;
   targets: Targets;
   writePolicy?: WritePolicy;
+}
+
+/**
+ * The namespaced object a distribution stands for when it is not a ResourceDistribution (an
+ * ObjectSync). Such an owner cannot own objects in other namespaces: its copies carry an
+ * annotation naming it instead of an owner reference, a finalizer on it deletes them, and they go
+ * when its source goes.
+ */
+export interface DistributionOrigin {
+  apiVersion: string;
+  kind: string;
+  namespace: string;
+  name: string;
+  uid: string;
 }
 
 /**
@@ -147,6 +167,8 @@ export interface ResourceDistribution {
   metadata: ObjectMeta & { name: string };
   spec: DistributionSpec;
   status?: DistributionStatus;
+  /** Set by the ObjectSync adapter; a ResourceDistribution has none. */
+  origin?: DistributionOrigin;
 }
 
 /** What the domain needs to know of a namespace (from a cache). */

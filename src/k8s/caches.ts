@@ -2,6 +2,7 @@
 // ConfigMaps carrying the distribution label: never every Secret of the cluster).
 import { createSourceCache, type SourceCache } from './source-cache.js';
 import { apiVersionFor, CORE_REGISTRY, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
+import type { ObjectSync } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import type { NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
@@ -115,6 +116,7 @@ function isControlledCopy(copy: Resource): boolean {
 
 export type CacheChange =
   | { resource: 'distributions'; change: StoreChange<ResourceDistribution> }
+  | { resource: 'objectsyncs'; change: StoreChange<ObjectSync> }
   | { resource: 'namespaces'; change: StoreChange<CachedNamespace> }
   | { resource: 'copies'; change: StoreChange<Resource> }
   | { resource: 'sources'; key: string }
@@ -127,12 +129,16 @@ export interface CacheOptions {
   onChange(change: CacheChange): void;
   /** The kinds copies may be of (default Secret and ConfigMap). */
   kinds?: KindRegistry;
+  /** Whether the cluster serves ObjectSyncs (their CRD is installed): only then are they watched. */
+  objectSyncs?: boolean;
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
 }
 
 export interface Caches {
   distributions: Store<ResourceDistribution>;
+  /** Empty when the cluster does not serve them. */
+  objectSyncs: Store<ObjectSync>;
   namespaces: Store<CachedNamespace>;
   copies: CopyCache;
   /** Sources of distributions, followed as distributions come and go (see createSourceCache). */
@@ -151,6 +157,7 @@ const COPY_SELECTOR = LABEL_DISTRIBUTION;
 export function createCaches(options: CacheOptions): Caches {
   const { api, log } = options;
   const distributions = new Store<ResourceDistribution>();
+  const objectSyncs = new Store<ObjectSync>(undefined, namespacedKey);
   const namespaces = new Store<CachedNamespace>();
   const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
   const kinds = options.kinds ?? CORE_REGISTRY;
@@ -195,10 +202,23 @@ export function createCaches(options: CacheOptions): Caches {
       watch: (watchOptions, callbacks) => api.watch('namespaces', watchOptions, callbacks),
       onChange: (change) => options.onChange({ resource: 'namespaces', change }),
     }),
+    ...(options.objectSyncs === true
+      ? [
+          new Reflector<ObjectSync>({
+            ...common,
+            resource: 'objectsyncs',
+            store: objectSyncs,
+            list: () => api.listObjectSyncs(),
+            watch: (watchOptions, callbacks) => api.watch('objectsyncs', watchOptions, callbacks),
+            onChange: (change) => options.onChange({ resource: 'objectsyncs', change }),
+          }),
+        ]
+      : []),
   ];
 
   return {
     distributions,
+    objectSyncs,
     namespaces,
     copies,
     sources,

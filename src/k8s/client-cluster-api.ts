@@ -1,5 +1,6 @@
 // ClusterApi over our own HTTP client: plain JSON in and out, as the API server sends it.
 import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
+import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL, type ObjectSync } from '../domain/object-sync.js';
 import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { startWatch } from './client-watch.js';
@@ -15,6 +16,9 @@ export interface ClientClusterApiOptions {
 
 const MERGE_PATCH = 'application/merge-patch+json';
 const DISTRIBUTIONS = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
+const OBJECT_SYNCS = `/apis/${OBJECT_SYNC_API_VERSION}/${OBJECT_SYNC_PLURAL}`;
+const objectSyncPath = (namespace: string, name?: string): string =>
+  `/apis/${OBJECT_SYNC_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${OBJECT_SYNC_PLURAL}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
 /** `/api/v1` or `/apis/<group>/<version>`: in the object's own version when it has one. */
 export function groupVersionPath(kind: ApiKind, version: string = kind.version): string {
@@ -103,6 +107,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     watch: (resource, watchOptions, callbacks) => {
       if (resource === 'distributions') return startWatch(client, DISTRIBUTIONS, watchOptions, callbacks);
       if (resource === 'namespaces') return startWatch(client, '/api/v1/namespaces', watchOptions, callbacks);
+      if (resource === 'objectsyncs') return startWatch(client, OBJECT_SYNCS, watchOptions, callbacks);
       return startWatch(client, kindPath(kindOf(resource), watchOptions.namespace), watchOptions, callbacks);
     },
     listSource: async (ref) => {
@@ -126,6 +131,16 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
 
     patchDistributionStatus: (name, status) =>
       send<ResourceDistribution>('PATCH', `${DISTRIBUTIONS}/${encodeURIComponent(name)}/status`, { status }, MERGE_PATCH),
+
+    listObjectSyncs: () => listAll<ObjectSync>(OBJECT_SYNCS),
+    lookupObjectSync: async (namespace, name) => {
+      const found = await client.request<Page<ObjectSync>>('GET', objectSyncPath(namespace), { query: { fieldSelector: `metadata.name=${name}` } });
+      const [first] = found.items;
+      return first === undefined ? undefined : trimmed(first);
+    },
+    patchObjectSyncStatus: (namespace, name, status) => send<ObjectSync>('PATCH', `${objectSyncPath(namespace, name)}/status`, { status }, MERGE_PATCH),
+    patchObjectSyncFinalizers: (namespace, name, finalizers, resourceVersion) =>
+      send<ObjectSync>('PATCH', objectSyncPath(namespace, name), { metadata: { finalizers, resourceVersion } }, MERGE_PATCH),
 
     createEvent: async (event) => {
       const body = {

@@ -2,10 +2,11 @@
 // The real implementation sits over @kubernetes/client-node (client-cluster-api.ts); unit tests use
 // an in-memory double; a counting wrapper measures requests by verb.
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
+import type { ObjectSync, ObjectSyncStatus } from '../domain/object-sync.js';
 import type { DistributionStatus, ObjectMeta, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 
 /**
- * What the caches list and watch: 'distributions', 'namespaces', or the key of an allowed kind
+ * What the caches list and watch: 'distributions', 'objectsyncs', 'namespaces', or the key of an allowed kind
  * (`Secret`, `NetworkPolicy.networking.k8s.io`: keys start upper-case, so they never clash).
  */
 export type WatchedResource = KindKey;
@@ -113,6 +114,13 @@ export interface ClusterApi {
   /** Writes `status` through the status subresource (merge patch). */
   patchDistributionStatus(name: string, status: DistributionStatus): Promise<ResourceDistribution>;
 
+  listObjectSyncs(): Promise<ListResult<ObjectSync>>;
+  /** A live read, as lookupDistribution (a list by name in its namespace). */
+  lookupObjectSync(namespace: string, name: string): Promise<ObjectSync | undefined>;
+  patchObjectSyncStatus(namespace: string, name: string, status: ObjectSyncStatus): Promise<ObjectSync>;
+  /** Sets metadata.finalizers, if the object is still at `resourceVersion` (Conflict otherwise). */
+  patchObjectSyncFinalizers(namespace: string, name: string, finalizers: readonly string[], resourceVersion: string): Promise<ObjectSync>;
+
   createEvent(event: EventObject): Promise<void>;
 
   getLease(namespace: string, name: string): Promise<LeaseObject | undefined>;
@@ -134,6 +142,10 @@ export const API_VERBS = {
   replaceCopy: 'update',
   deleteCopy: 'delete',
   patchDistributionStatus: 'patch',
+  listObjectSyncs: 'list',
+  lookupObjectSync: 'list',
+  patchObjectSyncStatus: 'patch',
+  patchObjectSyncFinalizers: 'patch',
   createEvent: 'create',
   getLease: 'get',
   createLease: 'create',

@@ -30,6 +30,10 @@ const FIXED_RESOURCES: Partial<Record<keyof ClusterApi, string>> = {
   listDistributions: 'resourcedistributions',
   lookupDistribution: 'resourcedistributions',
   patchDistributionStatus: 'resourcedistributions',
+  listObjectSyncs: 'objectsyncs',
+  lookupObjectSync: 'objectsyncs',
+  patchObjectSyncStatus: 'objectsyncs',
+  patchObjectSyncFinalizers: 'objectsyncs',
   listNamespaces: 'namespaces',
   getNamespace: 'namespaces',
   createEvent: 'events',
@@ -44,7 +48,7 @@ function resourceOf(method: keyof ClusterApi, args: readonly unknown[], kinds: K
   if (fixed !== undefined) return fixed;
   const first = args[0];
   if (first === 'distributions') return 'resourcedistributions';
-  if (first === 'namespaces') return 'namespaces';
+  if (first === 'namespaces' || first === 'objectsyncs') return first;
   // A kind key (lists, watches, CopyRefs) or an object or SourceRef with its apiVersion.
   const named = first as Partial<Resource & SourceRef & CopyRef>;
   const key = typeof first === 'string' ? first : named.apiVersion === undefined ? (named.kind ?? '') : kindKeyOf(named.apiVersion, named.kind ?? '');

@@ -1,6 +1,8 @@
 // API discovery, once at start: which of the requested kinds the cluster serves, their resource
 // names and versions. Only the groups asked for are read (the core group, then one request per group).
 import { resolveKinds, type DiscoveredGroup, type KindName, type KindResolution } from '../domain/kinds.js';
+import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL } from '../domain/object-sync.js';
+import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 
 interface ResourceList {
@@ -30,4 +32,15 @@ export async function discoverKinds(client: KubeClient, wanted: readonly KindNam
     }
   }
   return resolveKinds(wanted, discovered);
+}
+
+/** Whether the cluster serves the ObjectSync API (its CRD is installed). */
+export async function servesObjectSyncs(client: KubeClient): Promise<boolean> {
+  try {
+    const list = await client.request<ResourceList>('GET', `/apis/${OBJECT_SYNC_API_VERSION}`);
+    return (list.resources ?? []).some((resource) => resource.name === OBJECT_SYNC_PLURAL);
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
 }

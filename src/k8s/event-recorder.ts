@@ -15,17 +15,25 @@ export interface EventRecorder {
   warning(rd: ResourceDistribution, reason: string, message: string): Promise<void>;
 }
 
+/** A namespaced origin (an ObjectSync) gets its Events in its own namespace, about itself. */
+function subjectOf(rd: ResourceDistribution): { namespace: string; apiVersion: string; kind: string; name: string } {
+  const { origin } = rd;
+  if (origin !== undefined) return { namespace: origin.namespace, apiVersion: origin.apiVersion, kind: origin.kind, name: origin.name };
+  return { namespace: EVENT_NAMESPACE, apiVersion: API_VERSION, kind: KIND, name: rd.metadata.name };
+}
+
 export function createEventRecorder(deps: { api: ClusterApi; clock: Clock; log: Logger; instance: string }): EventRecorder {
   return {
     warning: async (rd, reason, message) => {
       try {
+        const subject = subjectOf(rd);
         await deps.api.createEvent({
-          namespace: EVENT_NAMESPACE,
-          generateName: `${rd.metadata.name}.`,
+          namespace: subject.namespace,
+          generateName: `${subject.name}.`,
           involvedObject: {
-            apiVersion: API_VERSION,
-            kind: KIND,
-            name: rd.metadata.name,
+            apiVersion: subject.apiVersion,
+            kind: subject.kind,
+            name: subject.name,
             uid: rd.metadata.uid,
             resourceVersion: rd.metadata.resourceVersion,
           },

@@ -5,6 +5,7 @@ import type { KubeClient } from './kube-client.js';
 /** Where the admission server answers each webhook. */
 export const WEBHOOK_PATHS = {
   distributions: '/validate/resourcedistributions',
+  objectSyncs: '/validate/objectsyncs',
   namespaces: '/generate/namespaces',
 } as const;
 
@@ -50,6 +51,23 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
               operations: ['CREATE', 'UPDATE'],
               resources: ['resourcedistributions'],
               scope: 'Cluster',
+            },
+          ],
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
+        },
+        {
+          ...common,
+          name: 'objectsyncs.resource-distributor.io',
+          clientConfig: options.clientConfig(WEBHOOK_PATHS.objectSyncs),
+          rules: [
+            {
+              apiGroups: ['sync.rustrial.org'],
+              apiVersions: ['v1alpha1'],
+              operations: ['CREATE', 'UPDATE'],
+              resources: ['objectsyncs'],
+              scope: 'Namespaced',
             },
           ],
           failurePolicy: 'Fail',

@@ -14,7 +14,8 @@ import { createGenerator } from './generator.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper } from './sweeper.js';
-import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, sourcesOf, sourceTriggers } from './triggers.js';
+import { createDistributionCatalog } from './distribution-catalog.js';
+import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, objectSyncTriggers, sourcesOf, sourceTriggers } from './triggers.js';
 
 export interface ControllerSettings {
   sweepIntervalMs: number;
@@ -33,6 +34,8 @@ export interface ControllerDeps {
   clusterApi: ClusterApi;
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
+  /** Whether the cluster serves ObjectSyncs (default: not watched). */
+  objectSyncs?: boolean;
   /** Watch timeouts and stall detection (defaults: 300 s, +30 s). */
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
@@ -69,15 +72,18 @@ export function createController(deps: ControllerDeps): RunningController {
   const caches: Caches = createCaches({
     api,
     kinds: deps.kinds,
+    objectSyncs: deps.objectSyncs,
     log,
     onChange: (change) => onCacheChange(change),
     watchTimeoutSeconds: deps.watchTimeoutSeconds,
     stallGraceMs: deps.stallGraceMs,
   });
   const writer = createCopyWriter({ api, log, copies: caches.copies });
+  const catalog = createDistributionCatalog({ api, caches, clock, log });
   const reconciler = createReconciler({
     api,
     caches,
+    catalog,
     writer,
     events: createEventRecorder({ api, clock, log, instance: election.identity }),
     clock,
@@ -95,6 +101,7 @@ export function createController(deps: ControllerDeps): RunningController {
   const generator = createGenerator({
     api,
     caches,
+    catalog,
     writer,
     clock,
     log,
@@ -105,14 +112,14 @@ export function createController(deps: ControllerDeps): RunningController {
   // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
   const allNames = (): Set<string> =>
     new Set([
-      ...caches.distributions.keys(),
+      ...catalog.names(),
       ...caches.copies.list().flatMap((copy) => copyTriggers({ current: copy })),
     ]);
   const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
 
   /** Watches the sources and the copied kinds the distributions name, and no others. */
   function follow(): void {
-    const distributions = caches.distributions.list();
+    const distributions = catalog.list();
     caches.sources.follow(sourcesOf(distributions));
     const before = caches.copies.followed();
     caches.copies.follow(kindsOf(distributions));
@@ -136,7 +143,7 @@ export function createController(deps: ControllerDeps): RunningController {
 
   function onCacheChange(event: CacheChange): void {
     // A deleted copy may have been the last one holding its kind's watch.
-    if (event.resource === 'distributions' || (event.resource === 'copies' && event.change.current === undefined)) followSoon();
+    if (event.resource === 'distributions' || event.resource === 'objectsyncs' || (event.resource === 'copies' && event.change.current === undefined)) followSoon();
     if (event.resource !== 'namespaces') {
       if (leading) queue.addAll(namesFor(event));
       return;
@@ -158,15 +165,17 @@ export function createController(deps: ControllerDeps): RunningController {
       case 'namespaces':
         return namespaceTriggers(
           { old: event.change.old?.info, current: event.change.current?.info },
-          caches.distributions.list(),
+          catalog.list(),
           settings.forbiddenNamespaces,
         );
       case 'copies':
         return copyTriggers(event.change);
       case 'sources':
-        return sourceTriggers(event.key, caches.distributions.list());
+        return sourceTriggers(event.key, catalog.list());
       case 'kinds':
-        return kindTriggers(event.key, caches.distributions.list());
+        return kindTriggers(event.key, catalog.list());
+      case 'objectsyncs':
+        return objectSyncTriggers(event.change, caches.kinds);
     }
   }
 

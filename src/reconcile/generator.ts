@@ -16,10 +16,13 @@ import { describeApiError } from '../k8s/errors.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter } from './copy-writer.js';
 import { resolveDistribution } from './distributable.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
 
 export interface GeneratorDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources' | 'kinds'>;
+  caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
+  /** The distributions, of either API. */
+  catalog: Pick<DistributionCatalog, 'list'>;
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
@@ -165,7 +168,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   }
 
   async function writeCopies(ns: NamespaceInfo): Promise<number> {
-    const matching = caches.distributions
+    const matching = deps.catalog
       .list()
       .filter((rd) => !rd.metadata.deletionTimestamp && isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces)))
       .flatMap((rd) => {

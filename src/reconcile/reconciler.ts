@@ -4,7 +4,7 @@
 // makes no request at all.
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
-import { classifyExisting, controllerOf } from '../domain/copy.js';
+import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { hashResource } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
@@ -12,6 +12,7 @@ import { computeStatus, statusEquals, type SourceStatus } from '../domain/status
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
+  ANNOTATION_OBJECT_SYNC,
   type Action,
   type Outcome,
   type ResolvedDistribution,
@@ -23,10 +24,11 @@ import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { isNotFound, TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
+import { TerminalError, type ApiErrorInfo } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
 import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader } from './existing-copies.js';
@@ -35,7 +37,9 @@ import type { ProcessResult } from './queue.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
-  caches: Pick<Caches, 'distributions' | 'namespaces' | 'copies' | 'sources' | 'kinds'>;
+  caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
+  /** The distributions, of either API. */
+  catalog: DistributionCatalog;
   writer: CopyWriter;
   events: EventRecorder;
   clock: Clock;
@@ -108,14 +112,15 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   async function removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult> {
     copyStates.forget(name);
     reader.forget(name);
-    // Only copies still controlled by it: one without a controller reference was orphaned on
-    // purpose (deleted with propagation Orphan: the garbage collector removed the reference).
+    // Only copies still tied to it: one without a controller reference (or ObjectSync annotation)
+    // was orphaned on purpose (deleted with propagation Orphan: the garbage collector removed the reference).
     const orphans = caches.copies.byDistribution(name).filter((copy) => {
       const controller = controllerOf(copy);
-      return copy.metadata.annotations?.[ANNOTATION_FROM] === name && controller !== undefined && isDistributionRef(controller, name);
+      const tied = controller === undefined ? copy.metadata.annotations?.[ANNOTATION_OBJECT_SYNC] !== undefined : isDistributionRef(controller, name);
+      return copy.metadata.annotations?.[ANNOTATION_FROM] === name && tied;
     });
     if (orphans.length === 0) return 'done';
-    if (await api.lookupDistribution(name)) {
+    if (await deps.catalog.exists(name, orphans)) {
       log.debug({ name }, 'distribution not cached yet; its copies are no orphans');
       return 'retry';
     }
@@ -125,17 +130,22 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
   }
 
+  /**
+   * Deletes every copy the distribution controls: its (namespaced) origin is being deleted, or its
+   * source is gone and its copies go with it. Then lets the origin go once none is left.
+   */
+  async function removeCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<{ result: ProcessResult; outcomes: WriteOutcome[] }> {
+    const ours = caches.copies.byDistribution(rd.metadata.name).filter((copy) => isControlledBy(rd, copy));
+    const outcomes = await applyAll(ours.map((copy) => ({ action: deleteOf(copy), kind: kindKeyOf(copy.apiVersion, copy.kind) })), signal);
+    if (signal.aborted || needsRetry(outcomes)) return { result: 'retry', outcomes };
+    if (rd.metadata.deletionTimestamp !== undefined) await deps.catalog.release(rd);
+    return { result: 'done', outcomes };
+  }
+
   async function writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[], source?: SourceStatus): Promise<void> {
     const status = computeStatus({ distribution: rd, outcomes, now: clock(), ...(source ? { source } : {}) });
     if (statusEquals(rd.status, status)) return;
-    let written: ResourceDistribution;
-    try {
-      written = await api.patchDistributionStatus(rd.metadata.name, status);
-    } catch (error) {
-      if (isNotFound(error)) return;
-      throw error;
-    }
-    caches.distributions.observeWrite(written, rd.metadata.resourceVersion);
+    if (!(await deps.catalog.writeStatus(rd, status))) return;
     log.info({ name: rd.metadata.name, desired: status.desired, succeeded: status.succeeded, failed: status.failed }, 'status written');
     for (const event of eventsFor(rd.status, status)) await deps.events.warning(rd, event.reason, event.message);
   }
@@ -170,6 +180,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     const now = clock();
     const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: deps.forbiddenNamespaces, now });
     const planned = [...actions.map((action) => ({ action, kind })), ...strayDeletes(rd)];
+    if (planned.some(({ action }) => action.type === 'create' || action.type === 'update' || action.type === 'recreate')) await deps.catalog.hold(rd);
     const outcomes = await createThenRead(rd, kind, await applyAll(planned, signal, failures), unread, now, signal);
     // No status from a pass cut short: the new leader writes it from a complete one.
     if (signal.aborted) return 'retry';
@@ -184,20 +195,33 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
    * The source is gone: its copies stay as they are (nothing is written or deleted) and the status
    * says so, counting every target as not in sync. A new source brings its watch event.
    */
-  async function reportMissingSource(rd: ResourceDistribution, ref: SourceRef): Promise<ProcessResult> {
+  /**
+   * The source is gone. A ResourceDistribution's copies stay as they are (nothing is written or
+   * deleted) and the status says so, counting every target as not in sync; those of a namespaced
+   * origin (an ObjectSync) are deleted with it. A new source brings its watch event.
+   */
+  async function reportMissingSource(rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
     const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
     const { kind, namespace, name } = ref;
+    if (rd.origin !== undefined) {
+      const { result, outcomes } = await removeCopies(rd, signal);
+      if (result === 'retry') return result;
+      const message = `source ${kind} ${namespace}/${name} not found: its copies are deleted`;
+      await writeStatus(rd, outcomes, { found: false, desired: targeted.length + missing.length, message });
+      return 'done';
+    }
     const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
     await writeStatus(rd, [], { found: false, desired: targeted.length + missing.length, message });
     return 'done';
   }
 
   async function reconcileOnce(name: string, signal: AbortSignal): Promise<ProcessResult> {
-    const rd = caches.distributions.get(name);
+    const rd = deps.catalog.get(name);
     if (!rd) return removeOrphans(name, signal);
-    // Being deleted: the garbage collector is removing the copies.
-    if (rd.metadata.deletionTimestamp) return 'done';
+    // Being deleted: the garbage collector removes the copies of what owns them; those of a
+    // namespaced origin are ours to remove before it goes.
+    if (rd.metadata.deletionTimestamp) return rd.origin === undefined ? 'done' : (await removeCopies(rd, signal)).result;
     const resolved = resolveDistribution(rd, caches);
     switch (resolved.state) {
       case 'ready':
@@ -205,7 +229,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
       case 'pending':
         return 'retry';
       case 'source-missing':
-        return reportMissingSource(rd, resolved.ref);
+        return reportMissingSource(rd, resolved.ref, signal);
       case 'invalid':
         throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
     }

@@ -1,6 +1,7 @@
 // Which distributions a change concerns. Pure: (old, new) object -> names to enqueue. Watch
 // callbacks call these and enqueue; they never decide anything else.
-import { kindKeyOf, type KindKey } from '../domain/kinds.js';
+import { kindKeyOf, type KindKey, type KindRegistry } from '../domain/kinds.js';
+import { distributionsOf, type ObjectSync } from '../domain/object-sync.js';
 import { sourceKey } from '../domain/source.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import {
@@ -24,6 +25,12 @@ function unique(names: readonly (string | undefined)[]): string[] {
 /** A distribution concerns itself (created, changed, deleted: reconcile decides what that means). */
 export function distributionTriggers(change: Change<ResourceDistribution>): string[] {
   return unique([change.old?.metadata.name, change.current?.metadata.name]);
+}
+
+/** An ObjectSync concerns the distributions it stands for, before and after (a destination renamed leaves one behind). */
+export function objectSyncTriggers(change: Change<ObjectSync>, kinds: KindRegistry): string[] {
+  const names = [change.old, change.current].flatMap((os) => (os === undefined ? [] : distributionsOf(os, kinds).map((rd) => rd.metadata.name)));
+  return unique(names);
 }
 
 function sameNamespaceInfo(a: NamespaceInfo, b: NamespaceInfo): boolean {

@@ -203,7 +203,7 @@ describe('faults in the control plane', () => {
       `partition of ${healedAt - partitionedAt} ms with etcd compacted: relisted ${relisted.join(', ')}; ` +
         `converged ${after} ms after the partition healed; new Events: ${events.total - eventsBefore}`,
     );
-    expect(relisted).toEqual(expect.arrayContaining(['distributions', 'namespaces', 'secrets']));
+    expect(relisted).toEqual(expect.arrayContaining(['distributions', 'namespaces', 'Secret']));
     expect(events.total - eventsBefore).toBeLessThanOrEqual(10);
     stillRunning();
   });

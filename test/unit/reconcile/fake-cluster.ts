@@ -12,6 +12,7 @@ import type {
   WatchEvent,
 } from '../../../src/k8s/cluster-api.js';
 import { kindKeyOf } from '../../../src/domain/kinds.js';
+import { objectSyncKey, type ObjectSync } from '../../../src/domain/object-sync.js';
 import type { DistributionStatus, Resource, ResourceDistribution } from '../../../src/domain/types.js';
 
 /** Thrown like client-node's ApiException: numeric `code`, Status as a JSON string in `body`. */
@@ -33,6 +34,8 @@ type Kept = { metadata: { name?: string; namespace?: string; uid?: string; resou
 
 export class FakeCluster {
   readonly distributions = new Map<string, ResourceDistribution>();
+  /** By `namespace/name`. */
+  readonly objectSyncs = new Map<string, ObjectSync>();
   readonly namespaces = new Map<string, NamespaceObject>();
   readonly copies = new Map<string, Resource>();
   readonly leases = new Map<string, LeaseObject>();
@@ -64,8 +67,10 @@ export class FakeCluster {
     return copy;
   }
 
-  private emit(resource: WatchedResource, type: WatchEvent['type'], object: Kept): void {
+  /** `sources`: only the watches of one object by name (others: every watch of the resource but those). */
+  private emit(resource: WatchedResource, type: WatchEvent['type'], object: Kept, sources = false): void {
     for (const [watcher, options] of this.watchers.get(resource) ?? []) {
+      if ((options.fieldSelector !== undefined) !== sources) continue;
       // A source's watch: its namespace and `metadata.name=<name>` only, as the API server filters.
       const name = options.fieldSelector?.replace(/^metadata\.name=/, '');
       if (options.namespace !== undefined && object.metadata?.namespace !== options.namespace) continue;
@@ -107,6 +112,32 @@ export class FakeCluster {
     this.emit('distributions', 'DELETED', old);
   }
 
+  putObjectSync(os: ObjectSync): ObjectSync {
+    const key = objectSyncKey(os);
+    const old = this.objectSyncs.get(key);
+    const stored = this.stamp(os, old === undefined && os.metadata.uid === undefined);
+    if (old) stored.metadata = { ...stored.metadata, uid: old.metadata.uid, finalizers: old.metadata.finalizers, generation: (old.metadata.generation ?? 1) + 1 };
+    else stored.metadata.generation = 1;
+    this.objectSyncs.set(key, stored);
+    this.emit('objectsyncs', old ? 'MODIFIED' : 'ADDED', stored);
+    return stored;
+  }
+
+  /** As the API server deletes: an object with finalizers only gets its deletionTimestamp. */
+  deleteObjectSync(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const old = this.objectSyncs.get(key);
+    if (!old) return;
+    if ((old.metadata.finalizers ?? []).length > 0) {
+      const marked = this.stamp({ ...old, metadata: { ...old.metadata, deletionTimestamp: '2024-05-01T10:00:00Z' } }, false);
+      this.objectSyncs.set(key, marked);
+      this.emit('objectsyncs', 'MODIFIED', marked);
+      return;
+    }
+    this.objectSyncs.delete(key);
+    this.emit('objectsyncs', 'DELETED', old);
+  }
+
   putObject(object: Resource): Resource {
     const key = keyOf(object.kind, object.metadata.namespace ?? '', object.metadata.name ?? '');
     const old = this.copies.get(key);
@@ -114,6 +145,7 @@ export class FakeCluster {
     if (old) stored.metadata.uid = old.metadata.uid;
     this.copies.set(key, stored);
     this.emitCopy(stored, old);
+    this.emit(watchedKind(stored), old ? 'MODIFIED' : 'ADDED', stored, true);
     return stored;
   }
 
@@ -123,6 +155,7 @@ export class FakeCluster {
     if (!old) return;
     this.copies.delete(key);
     if (labelled(old)) this.emit(watchedKind(old), 'DELETED', old);
+    this.emit(watchedKind(old), 'DELETED', old, true);
   }
 
   object(kind: string, namespace: string, name: string): Resource | undefined {
@@ -225,6 +258,40 @@ export class FakeCluster {
       updated.metadata = { ...held.metadata, resourceVersion: this.nextVersion() };
       this.distributions.set(name, updated);
       this.emit('distributions', 'MODIFIED', updated);
+      return structuredClone(updated);
+    },
+    listObjectSyncs: async () => {
+      await this.check('listObjectSyncs', []);
+      return { items: [...this.objectSyncs.values()].map((os) => structuredClone(os)), resourceVersion: String(this.version) };
+    },
+    lookupObjectSync: async (namespace, name) => {
+      await this.check('lookupObjectSync', [namespace, name]);
+      const os = this.objectSyncs.get(`${namespace}/${name}`);
+      return os ? structuredClone(os) : undefined;
+    },
+    patchObjectSyncStatus: async (namespace, name, status) => {
+      await this.check('patchObjectSyncStatus', [namespace, name, status]);
+      const held = this.objectSyncs.get(`${namespace}/${name}`);
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      const updated = { ...held, status: structuredClone(status), metadata: { ...held.metadata, resourceVersion: this.nextVersion() } };
+      this.objectSyncs.set(`${namespace}/${name}`, updated);
+      this.emit('objectsyncs', 'MODIFIED', updated);
+      return structuredClone(updated);
+    },
+    patchObjectSyncFinalizers: async (namespace, name, finalizers, resourceVersion) => {
+      await this.check('patchObjectSyncFinalizers', [namespace, name, finalizers, resourceVersion]);
+      const key = `${namespace}/${name}`;
+      const held = this.objectSyncs.get(key);
+      if (!held) throw new FakeApiError(404, 'NotFound');
+      if (held.metadata.resourceVersion !== resourceVersion) throw new FakeApiError(409, 'Conflict');
+      if (finalizers.length === 0 && held.metadata.deletionTimestamp) {
+        this.objectSyncs.delete(key);
+        this.emit('objectsyncs', 'DELETED', held);
+        return structuredClone(held);
+      }
+      const updated = { ...held, metadata: { ...held.metadata, finalizers: [...finalizers], resourceVersion: this.nextVersion() } };
+      this.objectSyncs.set(key, updated);
+      this.emit('objectsyncs', 'MODIFIED', updated);
       return structuredClone(updated);
     },
     createEvent: async (event) => {

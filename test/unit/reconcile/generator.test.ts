@@ -21,6 +21,7 @@ async function setup(log: Logger = silentLog, metrics = createMetrics()): Promis
   generator = createGenerator({
     api: h.requests.api,
     caches: h.caches,
+    catalog: h.catalog,
     writer: h.writer,
     clock: systemClock,
     log,

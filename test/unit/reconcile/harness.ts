@@ -6,6 +6,8 @@ import { countRequests, type CountingClusterApi } from '../../../src/k8s/countin
 import { createEventRecorder } from '../../../src/k8s/event-recorder.js';
 import { createCopyWriter, type CopyWriter } from '../../../src/reconcile/copy-writer.js';
 import { createReconciler, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import { createDistributionCatalog, type DistributionCatalog } from '../../../src/reconcile/distribution-catalog.js';
+import type { KindRegistry } from '../../../src/domain/kinds.js';
 import { T0 } from '../builders.js';
 import { FakeCluster } from './fake-cluster.js';
 
@@ -24,6 +26,7 @@ export const WARN = 40;
 export interface Harness {
   cluster: FakeCluster;
   caches: Caches;
+  catalog: DistributionCatalog;
   requests: CountingClusterApi;
   writer: CopyWriter;
   reconciler: Reconciler;
@@ -32,22 +35,30 @@ export interface Harness {
   listeners: ((change: CacheChange) => void)[];
 }
 
-export async function startHarness(options: { forbidden?: string[]; parallelism?: number } = {}): Promise<Harness> {
+export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry } = {}): Promise<Harness> {
   const cluster = new FakeCluster();
   const requests = countRequests(cluster.api);
   const metrics = createMetrics();
   const clock = (): Date => T0;
   const listeners: ((change: CacheChange) => void)[] = [];
-  const caches = createCaches({ api: requests.api, log: silentLog, onChange: (change) => listeners.forEach((listen) => listen(change)) });
+  const caches = createCaches({
+    api: requests.api,
+    log: silentLog,
+    kinds: options.kinds,
+    objectSyncs: true,
+    onChange: (change) => listeners.forEach((listen) => listen(change)),
+  });
   caches.start();
   await caches.whenSynced();
   // What the controller follows once distributions of both kinds exist.
   caches.copies.follow(new Set(['Secret', 'ConfigMap']));
   await caches.copies.whenSynced();
   const writer = createCopyWriter({ api: requests.api, log: silentLog, copies: caches.copies });
+  const catalog = createDistributionCatalog({ api: requests.api, caches, clock, log: silentLog });
   const reconciler = createReconciler({
     api: requests.api,
     caches,
+    catalog,
     writer,
     events: createEventRecorder({ api: requests.api, clock, log: silentLog, instance: 'test' }),
     clock,
@@ -57,5 +68,5 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
     forbiddenNamespaces: options.forbidden ?? [],
   });
   requests.reset();
-  return { cluster, caches, requests, writer, reconciler, metrics, listeners };
+  return { cluster, caches, catalog, requests, writer, reconciler, metrics, listeners };
 }

@@ -1,0 +1,167 @@
+// The ObjectSync API (sync.rustrial.org/v1alpha1, k8s-object-syncer's), translated to and from the
+// one domain model: each destination name of an ObjectSync is a distribution of its source, and
+// the distributions' statuses fold back into the ObjectSync's. Pure.
+import { createHash } from 'node:crypto';
+import { apiVersionFor, type KindRegistry } from './kinds.js';
+import { CONDITION_REASONS, SUCCEEDED_REASON } from './status.js';
+import type { Condition, DistributionStatus, ObjectMeta, ResourceDistribution, Targets } from './types.js';
+
+export const OBJECT_SYNC_GROUP = 'sync.rustrial.org';
+export const OBJECT_SYNC_VERSION = 'v1alpha1';
+export const OBJECT_SYNC_API_VERSION = `${OBJECT_SYNC_GROUP}/${OBJECT_SYNC_VERSION}`;
+export const OBJECT_SYNC_KIND = 'ObjectSync';
+export const OBJECT_SYNC_PLURAL = 'objectsyncs';
+/** Held while the ObjectSync has copies: they are in other namespaces, where it cannot own them. */
+export const OBJECT_SYNC_FINALIZER = 'resource-distributor.io/copies';
+/** The distributions an ObjectSync stands for are named `objectsync-<hash>`: a label value, unique per ObjectSync (uid) and destination name. */
+export const OBJECT_SYNC_PREFIX = 'objectsync-';
+
+export interface ObjectSyncSource {
+  group: string;
+  kind: string;
+  name: string;
+  /** Default: the ObjectSync's namespace. */
+  namespace?: string;
+}
+
+export interface ObjectSyncDestination {
+  /** `""` or `"*"`: every namespace. */
+  namespace: string;
+  /** Default: the source's name. */
+  name?: string;
+}
+
+export interface ObjectSyncCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason: string;
+  message?: string;
+  lastTransitionTime: string;
+}
+
+export interface ObjectSyncStatus {
+  observedGeneration?: number;
+  desired: number;
+  succeeded: number;
+  failed: number;
+  conditions: ObjectSyncCondition[];
+}
+
+export interface ObjectSync {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta & { name: string; namespace: string };
+  spec: { source: ObjectSyncSource; destinations: ObjectSyncDestination[] };
+  status?: ObjectSyncStatus;
+}
+
+export function objectSyncKey(os: Pick<ObjectSync, 'metadata'>): string {
+  return `${os.metadata.namespace}/${os.metadata.name}`;
+}
+
+/** The name of the distribution that writes `copyName` for this ObjectSync. */
+export function distributionName(uid: string, copyName: string): string {
+  return `${OBJECT_SYNC_PREFIX}${createHash('sha256').update(`${uid}/${copyName}`).digest('hex').slice(0, 40)}`;
+}
+
+const isEverywhere = (namespace: string): boolean => namespace === '' || namespace === '*';
+
+function targetsOf(destinations: readonly ObjectSyncDestination[]): Targets {
+  if (destinations.some((destination) => isEverywhere(destination.namespace))) return { allNamespaces: true };
+  const names = [...new Set(destinations.map((destination) => destination.namespace))].sort();
+  return { includedNamespaces: { list: names.map((name) => ({ name })) }, systemByName: true };
+}
+
+/**
+ * One distribution per destination name, in name order; none when the source's kind is not
+ * allowed (admission refuses it; an ObjectSync stored while it was off is reported, not served).
+ */
+export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: ReadonlyMap<string, DistributionStatus>): ResourceDistribution[] {
+  const { source, destinations } = os.spec ?? {};
+  const kind = kinds.all.find((candidate) => candidate.group === (source?.group ?? '') && candidate.kind === source?.kind);
+  if (source === undefined || kind === undefined || !Array.isArray(destinations)) return [];
+  const namespace = source.namespace || os.metadata.namespace;
+  const uid = os.metadata.uid ?? '';
+  const byName = new Map<string, ObjectSyncDestination[]>();
+  for (const destination of destinations) {
+    const name = destination.name || source.name;
+    byName.set(name, [...(byName.get(name) ?? []), destination]);
+  }
+  return [...byName.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([copyName, group]) => {
+      const name = distributionName(uid, copyName);
+      const status = statuses?.get(name);
+      return {
+        apiVersion: os.apiVersion,
+        kind: os.kind,
+        metadata: {
+          name,
+          uid,
+          resourceVersion: os.metadata.resourceVersion,
+          generation: os.metadata.generation,
+          ...(os.metadata.deletionTimestamp ? { deletionTimestamp: os.metadata.deletionTimestamp } : {}),
+        },
+        spec: {
+          source: { apiVersion: apiVersionFor(kind), kind: kind.kind, namespace, name: source.name },
+          ...(copyName === source.name ? {} : { rename: copyName }),
+          targets: targetsOf(group),
+        },
+        ...(status ? { status } : {}),
+        origin: { apiVersion: os.apiVersion, kind: os.kind, namespace: os.metadata.namespace, name: os.metadata.name, uid },
+      };
+    });
+}
+
+/** The condition types an ObjectSync reports: the same as a ResourceDistribution's, plus Ready. */
+const READY = 'Ready';
+
+type Since = (type: string, status: string) => string;
+
+/** Kept while the condition keeps its status; now when it flips (or is new). */
+function sinceFor(os: ObjectSync, now: string): Since {
+  const previous = os.status?.conditions ?? [];
+  return (type, status) => {
+    const before = previous.find((c) => c.type === type);
+    return before !== undefined && before.status === status ? before.lastTransitionTime : now;
+  };
+}
+
+/** Each condition True when one of the distributions has it True (messages joined). */
+function foldConditions(statuses: readonly DistributionStatus[], since: Since): ObjectSyncCondition[] {
+  const byType = new Map<string, Condition[]>();
+  for (const status of statuses) for (const condition of status.conditions) byType.set(condition.type, [...(byType.get(condition.type) ?? []), condition]);
+  return [...byType.entries()].map(([type, found]) => {
+    const [first, ...rest] = found.filter((condition) => condition.status === 'True');
+    if (first === undefined) return { type, status: 'False', reason: SUCCEEDED_REASON, lastTransitionTime: since(type, 'False') };
+    const message = [first, ...rest].map((condition) => condition.message ?? type).join('; ');
+    return { type, status: 'True', reason: CONDITION_REASONS[first.type], message, lastTransitionTime: since(type, 'True') };
+  });
+}
+
+function readyCondition(os: ObjectSync, counts: { desired: number; succeeded: number; failed: number }, conditions: readonly ObjectSyncCondition[], served: boolean, since: Since): ObjectSyncCondition {
+  if (!served) {
+    const { kind = '', group = '' } = os.spec?.source ?? {};
+    return { type: READY, status: 'False', reason: 'KindNotAllowed', message: `kind ${kind} of group "${group}" is not allowed (RD_ALLOWED_KINDS)`, lastTransitionTime: since(READY, 'False') };
+  }
+  if (counts.failed === 0 && conditions.every((condition) => condition.status === 'False')) {
+    return { type: READY, status: 'True', reason: 'Synced', message: `${counts.succeeded} copies in sync`, lastTransitionTime: since(READY, 'True') };
+  }
+  return { type: READY, status: 'False', reason: 'NotSynced', message: `${counts.failed} of ${counts.desired} copies not in sync`, lastTransitionTime: since(READY, 'False') };
+}
+
+/**
+ * The ObjectSync's status from its distributions': counts added up, their conditions folded, and
+ * Ready when every copy is in sync.
+ */
+export function foldStatus(os: ObjectSync, statuses: readonly DistributionStatus[], now: string): ObjectSyncStatus {
+  const since = sinceFor(os, now);
+  const sum = (field: 'desired' | 'succeeded' | 'failed'): number => statuses.reduce((total, status) => total + status[field], 0);
+  const counts = { desired: sum('desired'), succeeded: sum('succeeded'), failed: sum('failed') };
+  const conditions = foldConditions(statuses, since);
+  return {
+    ...(os.metadata.generation === undefined ? {} : { observedGeneration: os.metadata.generation }),
+    ...counts,
+    conditions: [readyCondition(os, counts, conditions, statuses.length > 0, since), ...conditions],
+  };
+}

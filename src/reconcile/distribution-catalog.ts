@@ -1,0 +1,145 @@
+// The two API adapters behind one catalog of distributions. ResourceDistributions are the model
+// as they are; each ObjectSync stands for one distribution per destination name (see
+// domain/object-sync.ts), whose statuses fold back into the ObjectSync's, and whose copies a
+// finalizer on the ObjectSync holds. The reconciler, the generator and the triggers see only
+// distributions, whichever API they came from.
+import type { Clock } from '../domain/clock.js';
+import { canonicalJson } from '../domain/hash.js';
+import { distributionsOf, foldStatus, OBJECT_SYNC_FINALIZER, type ObjectSync } from '../domain/object-sync.js';
+import { toRfc3339 } from '../domain/timestamp.js';
+import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type Resource, type ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { Caches } from '../k8s/caches.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { isNotFound } from '../k8s/errors.js';
+
+export interface DistributionCatalog {
+  get(name: string): ResourceDistribution | undefined;
+  list(): ResourceDistribution[];
+  names(): string[];
+  /**
+   * A live answer for the one decision a lagging cache must not make alone (deleting every copy
+   * of a distribution it no longer holds): whether it still exists. `copies` are its copies.
+   */
+  exists(name: string, copies: readonly Resource[]): Promise<boolean>;
+  /** Writes the distribution's status where its API keeps it; false when its object is gone. */
+  writeStatus(rd: ResourceDistribution, status: DistributionStatus): Promise<boolean>;
+  /** Before its first copy: what keeps the copies from outliving it unnoticed (an ObjectSync's finalizer). */
+  hold(rd: ResourceDistribution): Promise<void>;
+  /** Its copies are gone: let its object go (an ObjectSync's finalizer is removed once all its copies are). */
+  release(rd: ResourceDistribution): Promise<void>;
+}
+
+export interface CatalogDeps {
+  api: ClusterApi;
+  caches: Pick<Caches, 'distributions' | 'objectSyncs' | 'copies' | 'kinds'>;
+  clock: Clock;
+  log: Logger;
+}
+
+export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalog {
+  const { api, caches, log } = deps;
+  /** The distributions of each ObjectSync as last seen (the store replaces an object when it changes). */
+  const translated = new WeakMap<ObjectSync, ResourceDistribution[]>();
+  /** The last status computed for each ObjectSync distribution: the ObjectSync keeps only their fold. */
+  const statuses = new Map<string, DistributionStatus>();
+
+  function distributionsOfSync(os: ObjectSync): ResourceDistribution[] {
+    let found = translated.get(os);
+    if (found === undefined) {
+      found = distributionsOf(os, caches.kinds);
+      translated.set(os, found);
+    }
+    return found;
+  }
+
+  function fromObjectSyncs(): ResourceDistribution[] {
+    return caches.objectSyncs.list().flatMap(distributionsOfSync);
+  }
+
+  const withStatus = (rd: ResourceDistribution): ResourceDistribution => {
+    const status = statuses.get(rd.metadata.name);
+    return status === undefined ? rd : { ...rd, status };
+  };
+
+  function objectSyncOf(rd: ResourceDistribution): ObjectSync | undefined {
+    return rd.origin === undefined ? undefined : caches.objectSyncs.get(`${rd.origin.namespace}/${rd.origin.name}`);
+  }
+
+  async function writeObjectSyncStatus(rd: ResourceDistribution, status: DistributionStatus): Promise<boolean> {
+    statuses.set(rd.metadata.name, status);
+    const os = objectSyncOf(rd);
+    if (os === undefined) return false;
+    const known = distributionsOfSync(os).map((group) => statuses.get(group.metadata.name));
+    // Each destination name reports once it has been reconciled; the fold waits for all of them.
+    if (known.some((status) => status === undefined)) return false;
+    const folded = foldStatus(os, known as DistributionStatus[], toRfc3339(deps.clock()));
+    if (canonicalJson(folded) === canonicalJson(os.status ?? null)) return false;
+    try {
+      const written = await api.patchObjectSyncStatus(os.metadata.namespace, os.metadata.name, folded);
+      caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  async function setFinalizers(os: ObjectSync, finalizers: string[]): Promise<void> {
+    try {
+      const written = await api.patchObjectSyncFinalizers(os.metadata.namespace, os.metadata.name, finalizers, os.metadata.resourceVersion ?? '');
+      caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
+    } catch (error) {
+      if (!isNotFound(error)) throw error;
+    }
+  }
+
+  return {
+    get: (name) => {
+      const rd = caches.distributions.get(name) ?? fromObjectSyncs().find((candidate) => candidate.metadata.name === name);
+      return rd === undefined ? undefined : withStatus(rd);
+    },
+    list: () => [...caches.distributions.list(), ...fromObjectSyncs().map(withStatus)],
+    names: () => [...caches.distributions.keys(), ...fromObjectSyncs().map((rd) => rd.metadata.name)],
+    exists: async (name, copies) => {
+      const named = copies.find((copy) => copy.metadata.annotations?.[ANNOTATION_FROM] === name)?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC];
+      if (named === undefined) return (await api.lookupDistribution(name)) !== undefined;
+      const [namespace = '', objectSync = ''] = named.split('/');
+      const os = await api.lookupObjectSync(namespace, objectSync);
+      if (os === undefined || os.metadata.deletionTimestamp !== undefined) return false;
+      // An ObjectSync of a kind this process does not allow is not ours to judge: its copies stay.
+      const groups = distributionsOf(os, caches.kinds);
+      return groups.length === 0 || groups.some((rd) => rd.metadata.name === name);
+    },
+    writeStatus: async (rd, status) => {
+      if (rd.origin !== undefined) return writeObjectSyncStatus(rd, status);
+      try {
+        const written = await api.patchDistributionStatus(rd.metadata.name, status);
+        caches.distributions.observeWrite(written, rd.metadata.resourceVersion);
+        return true;
+      } catch (error) {
+        if (isNotFound(error)) return false;
+        throw error;
+      }
+    },
+    hold: async (rd) => {
+      const os = objectSyncOf(rd);
+      const finalizers = os?.metadata.finalizers ?? [];
+      if (os === undefined || os.metadata.deletionTimestamp !== undefined || finalizers.includes(OBJECT_SYNC_FINALIZER)) return;
+      await setFinalizers(os, [...finalizers, OBJECT_SYNC_FINALIZER]);
+    },
+    release: async (rd) => {
+      const os = objectSyncOf(rd);
+      const finalizers = os?.metadata.finalizers ?? [];
+      if (os?.metadata.deletionTimestamp === undefined || !finalizers.includes(OBJECT_SYNC_FINALIZER)) return;
+      const left = distributionsOfSync(os).some((group) => caches.copies.byDistribution(group.metadata.name).length > 0);
+      if (left) return;
+      log.info({ objectSync: `${os.metadata.namespace}/${os.metadata.name}` }, 'copies gone, finalizer removed');
+      for (const group of distributionsOfSync(os)) statuses.delete(group.metadata.name);
+      await setFinalizers(
+        os,
+        finalizers.filter((finalizer) => finalizer !== OBJECT_SYNC_FINALIZER),
+      );
+    },
+  };
+}

@@ -1,0 +1,114 @@
+// ObjectSyncs through the one reconciler, over the in-memory cluster: the catalog translates each
+// into distributions; copies carry no owner reference, a finalizer holds them, and they go when
+// the source or the ObjectSync goes.
+import { afterEach, describe, expect, it } from 'vitest';
+import { distributionName, OBJECT_SYNC_FINALIZER, type ObjectSync, type ObjectSyncDestination } from '../../../src/domain/object-sync.js';
+import { ANNOTATION_OBJECT_SYNC, type Resource } from '../../../src/domain/types.js';
+import { sourcesOf } from '../../../src/reconcile/triggers.js';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+afterEach(() => h?.caches.stop());
+
+function objectSync(destinations: ObjectSyncDestination[]): ObjectSync {
+  return {
+    apiVersion: 'sync.rustrial.org/v1alpha1',
+    kind: 'ObjectSync',
+    metadata: { name: 'shared-config', namespace: 'platform' },
+    spec: { source: { group: '', kind: 'ConfigMap', name: 'settings' }, destinations },
+  };
+}
+
+const source = (data: Record<string, string>): Resource => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'platform' }, data });
+
+async function setup(destinations: ObjectSyncDestination[]): Promise<ObjectSync> {
+  h = await startHarness();
+  for (const ns of ['platform', 'ns-a', 'ns-b', 'kube-system']) h.cluster.putNamespace(ns);
+  h.cluster.putObject(source({ color: 'blue' }));
+  const os = h.cluster.putObjectSync(objectSync(destinations));
+  await until(() => h.catalog.list().length > 0);
+  h.caches.sources.follow(sourcesOf(h.catalog.list()));
+  await until(() => h.caches.sources.get(sourcesOf(h.catalog.list())[0]!).synced);
+  return os;
+}
+
+async function until(condition: () => boolean): Promise<void> {
+  for (let i = 0; i < 100 && !condition(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  if (!condition()) throw new Error('condition not reached');
+}
+
+/** Reconciles every distribution the ObjectSync stands for (as the watches would enqueue them). */
+async function reconcileAll(): Promise<void> {
+  for (const name of h.catalog.names()) await h.reconciler.reconcile(name);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+const stored = (): ObjectSync | undefined => h.cluster.objectSyncs.get('platform/shared-config');
+
+describe('ObjectSync', () => {
+  it('copies the source to every namespace but its own and kube-system, holds a finalizer and reports Ready', async () => {
+    const os = await setup([{ namespace: '*' }]);
+    await reconcileAll();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.data).toEqual({ color: 'blue' });
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC]).toBe('platform/shared-config');
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')?.metadata.ownerReferences).toEqual([]);
+    expect(h.cluster.object('ConfigMap', 'kube-system', 'settings')).toBeUndefined();
+    expect(stored()?.metadata.finalizers).toEqual([OBJECT_SYNC_FINALIZER]);
+    expect(stored()?.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 });
+    expect(stored()?.status?.conditions[0]).toMatchObject({ type: 'Ready', status: 'True' });
+    expect(h.catalog.names()).toEqual([distributionName(os.metadata.uid!, 'settings')]);
+
+    // Settled: another pass writes nothing.
+    h.requests.reset();
+    await reconcileAll();
+    expect(h.requests.tally().writes).toBe(0);
+  });
+
+  it('renames per destination, and names kube-system only when listed', async () => {
+    await setup([{ namespace: 'ns-a' }, { namespace: 'kube-system' }, { namespace: '*', name: 'global-settings' }]);
+    await reconcileAll();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeDefined();
+    expect(h.cluster.object('ConfigMap', 'kube-system', 'settings')).toBeDefined();
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+    // A renamed copy is another object: the source's own namespace gets one too.
+    for (const ns of ['platform', 'ns-a', 'ns-b']) expect(h.cluster.object('ConfigMap', ns, 'global-settings')?.data).toEqual({ color: 'blue' });
+    expect(stored()?.status).toMatchObject({ desired: 5, succeeded: 5 });
+  });
+
+  it('deletes the copies when the source is deleted, and says so', async () => {
+    await setup([{ namespace: 'ns-a' }, { namespace: 'ns-b' }]);
+    await reconcileAll();
+    h.cluster.removeObject('ConfigMap', 'platform', 'settings');
+    await until(() => {
+      const state = h.caches.sources.get(sourcesOf(h.catalog.list())[0]!);
+      return state.synced && state.object === undefined;
+    });
+    await reconcileAll();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+    expect(stored()?.status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject({ status: 'True' });
+    expect(stored()?.status?.conditions[0]).toMatchObject({ type: 'Ready', status: 'False' });
+  });
+
+  it('deletes the copies when the ObjectSync is deleted, then lets it go', async () => {
+    await setup([{ namespace: 'ns-a' }]);
+    await reconcileAll();
+    h.cluster.deleteObjectSync('platform', 'shared-config');
+    await until(() => h.caches.objectSyncs.get('platform/shared-config')?.metadata.deletionTimestamp !== undefined);
+    await reconcileAll();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
+    await until(() => stored() === undefined);
+  });
+
+  it('removes the copies of a destination name that is gone', async () => {
+    const os = await setup([{ namespace: 'ns-a', name: 'old-name' }]);
+    await reconcileAll();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'old-name')).toBeDefined();
+    h.cluster.putObjectSync({ ...os, spec: { ...os.spec, destinations: [{ namespace: 'ns-a', name: 'new-name' }] } });
+    await until(() => h.catalog.names()[0] === distributionName(os.metadata.uid!, 'new-name'));
+    await reconcileAll();
+    await h.reconciler.reconcile(distributionName(os.metadata.uid!, 'old-name'));
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'new-name')).toBeDefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'old-name')).toBeUndefined();
+  });
+});
