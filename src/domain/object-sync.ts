@@ -13,11 +13,17 @@ export const OBJECT_SYNC_KIND = 'ObjectSync';
 export const OBJECT_SYNC_PLURAL = 'objectsyncs';
 /** Held while the ObjectSync has copies: they are in other namespaces, where it cannot own them. */
 export const OBJECT_SYNC_FINALIZER = 'resource-distributor.io/copies';
+/** k8s-object-syncer's finalizer: taken over (replaced by ours), or an ObjectSync it left could never be deleted. */
+export const LEGACY_FINALIZER = 'sync.rustrial.org/rustrial-object-syncer';
+/** k8s-object-syncer marks its copies with `<source namespace>/<source name>`: such copies of the same source are adopted. */
+export const LEGACY_SOURCE_ANNOTATION = 'sync.rustrial.org/source-object';
 /** The distributions an ObjectSync stands for are named `objectsync-<hash>`: a label value, unique per ObjectSync (uid) and destination name. */
 export const OBJECT_SYNC_PREFIX = 'objectsync-';
 
 export interface ObjectSyncSource {
   group: string;
+  /** Default: the group's preferred version. */
+  version?: string;
   kind: string;
   name: string;
   /** Default: the ObjectSync's namespace. */
@@ -29,6 +35,8 @@ export interface ObjectSyncDestination {
   namespace: string;
   /** Default: the source's name. */
   name?: string;
+  /** k8s-object-syncer's `apply` or `replace`: accepted; copies are kept identical to the source either way. */
+  strategy?: string;
 }
 
 export interface ObjectSyncCondition {
@@ -80,6 +88,7 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
   const { source, destinations } = os.spec ?? {};
   const kind = kinds.all.find((candidate) => candidate.group === (source?.group ?? '') && candidate.kind === source?.kind);
   if (source === undefined || kind === undefined || !Array.isArray(destinations)) return [];
+  const version = source.version && kind.versions.includes(source.version) ? source.version : kind.version;
   const namespace = source.namespace || os.metadata.namespace;
   const uid = os.metadata.uid ?? '';
   const byName = new Map<string, ObjectSyncDestination[]>();
@@ -103,7 +112,7 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
           ...(os.metadata.deletionTimestamp ? { deletionTimestamp: os.metadata.deletionTimestamp } : {}),
         },
         spec: {
-          source: { apiVersion: apiVersionFor(kind), kind: kind.kind, namespace, name: source.name },
+          source: { apiVersion: apiVersionFor(kind, version), kind: kind.kind, namespace, name: source.name },
           ...(copyName === source.name ? {} : { rename: copyName }),
           targets: targetsOf(group),
         },
@@ -113,8 +122,9 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
     });
 }
 
-/** The condition types an ObjectSync reports: the same as a ResourceDistribution's, plus Ready. */
+/** The condition types an ObjectSync reports: k8s-object-syncer's two, then a ResourceDistribution's. */
 const READY = 'Ready';
+const IN_SYNC = 'InSync';
 
 type Since = (type: string, status: string) => string;
 
@@ -139,15 +149,27 @@ function foldConditions(statuses: readonly DistributionStatus[], since: Since): 
   });
 }
 
-function readyCondition(os: ObjectSync, counts: { desired: number; succeeded: number; failed: number }, conditions: readonly ObjectSyncCondition[], served: boolean, since: Since): ObjectSyncCondition {
+interface Counts {
+  desired: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** InSync: every copy is as the source. Ready: that, and no condition reports a problem. */
+function summaryConditions(os: ObjectSync, counts: Counts, conditions: readonly ObjectSyncCondition[], served: boolean, since: Since): ObjectSyncCondition[] {
+  const at = (type: string, status: 'True' | 'False', reason: string, message: string): ObjectSyncCondition => ({ type, status, reason, message, lastTransitionTime: since(type, status) });
   if (!served) {
-    const { kind = '', group = '' } = os.spec?.source ?? {};
-    return { type: READY, status: 'False', reason: 'KindNotAllowed', message: `kind ${kind} of group "${group}" is not allowed (RD_ALLOWED_KINDS)`, lastTransitionTime: since(READY, 'False') };
+    const message = `kind ${os.spec.source.kind} of group "${os.spec.source.group}" is not allowed (RD_ALLOWED_KINDS)`;
+    return [at(READY, 'False', 'KindNotAllowed', message), at(IN_SYNC, 'False', 'KindNotAllowed', message)];
   }
-  if (counts.failed === 0 && conditions.every((condition) => condition.status === 'False')) {
-    return { type: READY, status: 'True', reason: 'Synced', message: `${counts.succeeded} copies in sync`, lastTransitionTime: since(READY, 'True') };
-  }
-  return { type: READY, status: 'False', reason: 'NotSynced', message: `${counts.failed} of ${counts.desired} copies not in sync`, lastTransitionTime: since(READY, 'False') };
+  const inSync = counts.failed === 0;
+  const problem = conditions.find((condition) => condition.status === 'True');
+  return [
+    inSync && problem === undefined
+      ? at(READY, 'True', 'Synced', `${counts.succeeded} copies in sync`)
+      : at(READY, 'False', problem?.reason ?? 'NotSynced', problem?.message ?? `${counts.failed} of ${counts.desired} copies not in sync`),
+    inSync ? at(IN_SYNC, 'True', 'Synced', `${counts.succeeded} copies in sync`) : at(IN_SYNC, 'False', 'NotSynced', `${counts.failed} of ${counts.desired} copies not in sync`),
+  ];
 }
 
 /**
@@ -162,6 +184,6 @@ export function foldStatus(os: ObjectSync, statuses: readonly DistributionStatus
   return {
     ...(os.metadata.generation === undefined ? {} : { observedGeneration: os.metadata.generation }),
     ...counts,
-    conditions: [readyCondition(os, counts, conditions, statuses.length > 0, since), ...conditions],
+    conditions: [...summaryConditions(os, counts, conditions, statuses.length > 0, since), ...conditions],
   };
 }

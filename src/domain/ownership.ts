@@ -2,6 +2,7 @@
 // Re-exported by copy.ts (the contract's module); split out to keep files small.
 import { hashResource } from './hash.js';
 import { isCoreDataKind } from './kinds.js';
+import { LEGACY_SOURCE_ANNOTATION } from './object-sync.js';
 import { desiredView } from './render.js';
 import {
   ANNOTATION_ADOPT,
@@ -52,6 +53,23 @@ export function isControlledByOtherDistribution(rd: ResourceDistribution, object
   return ref !== undefined && isDistributionRef(ref) && ref.name !== rd.metadata.name;
 }
 
+/** A copy k8s-object-syncer made of the same source, for the ObjectSync this distribution stands for. */
+function isLegacyCopy(rd: ResourceDistribution, existing: Resource): boolean {
+  const source = rd.spec.source;
+  return rd.origin !== undefined && source !== undefined && existing.metadata.annotations?.[LEGACY_SOURCE_ANNOTATION] === `${source.namespace}/${source.name}`;
+}
+
+/**
+ * Explicit consent by whoever owns the object wins over any other claim on it. An ObjectSync's
+ * distributions have generated names: consent names the ObjectSync, `<namespace>/<name>`; and
+ * k8s-object-syncer's own copies of the same source are taken over as they are.
+ */
+function consents(rd: ResourceDistribution, existing: Resource): boolean {
+  const adopt = existing.metadata.annotations?.[ANNOTATION_ADOPT];
+  if (adopt === (rd.origin === undefined ? rd.metadata.name : `${rd.origin.namespace}/${rd.origin.name}`)) return true;
+  return isLegacyCopy(rd, existing) && controllerOf(existing) === undefined;
+}
+
 export function classifyExisting(rd: ResourceDistribution, existing: Resource): Classification {
   if (existing.kind === 'Secret' && isForbiddenSecretType(existing.type)) {
     return { kind: 'conflict', reason: 'forbidden-type' };
@@ -64,8 +82,7 @@ export function classifyExisting(rd: ResourceDistribution, existing: Resource): 
   const annotations = existing.metadata.annotations ?? {};
   const from = annotations[ANNOTATION_FROM];
   if (from === name && controlledByUs) return { kind: 'ours' };
-  // Explicit consent by whoever owns the object wins over any other claim on it.
-  if (annotations[ANNOTATION_ADOPT] === name) return { kind: 'adoptable' };
+  if (consents(rd, existing)) return { kind: 'adoptable' };
   if (from !== undefined && from !== name) return { kind: 'conflict', reason: 'from-changed' };
   if (!controlledByUs) return { kind: 'conflict', reason: 'owned-by-other' };
   return { kind: 'conflict', reason: 'foreign-object' };

@@ -5,7 +5,7 @@
 // distributions, whichever API they came from.
 import type { Clock } from '../domain/clock.js';
 import { canonicalJson } from '../domain/hash.js';
-import { distributionsOf, foldStatus, OBJECT_SYNC_FINALIZER, type ObjectSync } from '../domain/object-sync.js';
+import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -125,20 +125,22 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     hold: async (rd) => {
       const os = objectSyncOf(rd);
       const finalizers = os?.metadata.finalizers ?? [];
-      if (os === undefined || os.metadata.deletionTimestamp !== undefined || finalizers.includes(OBJECT_SYNC_FINALIZER)) return;
-      await setFinalizers(os, [...finalizers, OBJECT_SYNC_FINALIZER]);
+      if (os === undefined || os.metadata.deletionTimestamp !== undefined) return;
+      if (finalizers.includes(OBJECT_SYNC_FINALIZER) && !finalizers.includes(LEGACY_FINALIZER)) return;
+      await setFinalizers(os, [...finalizers.filter((finalizer) => finalizer !== LEGACY_FINALIZER && finalizer !== OBJECT_SYNC_FINALIZER), OBJECT_SYNC_FINALIZER]);
     },
     release: async (rd) => {
       const os = objectSyncOf(rd);
       const finalizers = os?.metadata.finalizers ?? [];
-      if (os?.metadata.deletionTimestamp === undefined || !finalizers.includes(OBJECT_SYNC_FINALIZER)) return;
+      const held: string[] = finalizers.filter((finalizer) => finalizer === OBJECT_SYNC_FINALIZER || finalizer === LEGACY_FINALIZER);
+      if (os?.metadata.deletionTimestamp === undefined || held.length === 0) return;
       const left = distributionsOfSync(os).some((group) => caches.copies.byDistribution(group.metadata.name).length > 0);
       if (left) return;
       log.info({ objectSync: `${os.metadata.namespace}/${os.metadata.name}` }, 'copies gone, finalizer removed');
       for (const group of distributionsOfSync(os)) statuses.delete(group.metadata.name);
       await setFinalizers(
         os,
-        finalizers.filter((finalizer) => finalizer !== OBJECT_SYNC_FINALIZER),
+        finalizers.filter((finalizer) => !held.includes(finalizer)),
       );
     },
   };

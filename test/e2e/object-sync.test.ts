@@ -220,12 +220,55 @@ describe('deleting', () => {
       { what: 'SourceNotFound' },
     );
     expect(os.status?.conditions.find((c) => c.type === 'Ready')?.status).toBe('False');
+    // Said once as a Warning Event about the ObjectSync, in its namespace.
+    const events = await waitFor(async () => {
+      const list = await core.listNamespacedEvent({ namespace: 'default', fieldSelector: 'involvedObject.name=my-test-secret-map-distributor' });
+      const found = list.items.filter((e) => e.reason === 'SourceNotFound');
+      return found.length > 0 ? found : undefined;
+    }, { what: 'a SourceNotFound Event' });
+    expect(events.map((e) => [e.type, e.involvedObject.kind, e.message])).toEqual([
+      ['Warning', 'ObjectSync', 'source Secret default/image-pull-secrets not found: its copies are deleted'],
+    ]);
   });
 
   it('the ObjectSync deletes its copies, then it is gone', async () => {
     await custom.deleteNamespacedCustomObject({ ...OS, namespace: 'default', name: 'my-test-config-map-distributor' });
     await waitFor(async () => ((await objectSync('my-test-config-map-distributor')) === undefined ? true : undefined), { what: 'the ObjectSync to go' });
     expect(await copiesOf('ConfigMap', 'my-test-config-map')).toEqual([]);
+  });
+});
+
+describe('switching from k8s-object-syncer', () => {
+  it('takes over the copies it made (same uid) and its finalizer, with nothing changed but the controller', async () => {
+    const team = (await kube.createNamespace('os-switch')).metadata!.name!;
+    const source = uniqueName('switch-settings');
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: source }, data: { k: 'v2' } } });
+    // What k8s-object-syncer left: its copy (older content) and an ObjectSync holding its finalizer.
+    const old = await core.createNamespacedConfigMap({
+      namespace: team,
+      body: {
+        metadata: { name: source, labels: { 'app.kubernetes.io/managed-by': 'rustrial-object-syncer' }, annotations: { 'sync.rustrial.org/source-object': `default/${source}` } },
+        data: { k: 'v1' },
+      },
+    });
+    const name = uniqueName('switch');
+    const body = {
+      apiVersion: 'sync.rustrial.org/v1alpha1',
+      kind: 'ObjectSync',
+      metadata: { name, namespace: 'default', finalizers: ['sync.rustrial.org/rustrial-object-syncer'] },
+      spec: { source: { group: '', kind: 'ConfigMap', name: source }, destinations: [{ namespace: team, strategy: 'replace' }] },
+    };
+    await custom.createNamespacedCustomObject({ ...OS, namespace: 'default', body });
+    const os = await ready(name);
+    expect(os.metadata.finalizers).toEqual([OBJECT_SYNC_FINALIZER]);
+    const copy = await core.readNamespacedConfigMap({ namespace: team, name: source });
+    expect(copy.metadata?.uid).toBe(old.metadata?.uid);
+    expect(copy.data).toEqual({ k: 'v2' });
+    expect(copy.metadata?.annotations?.[ANNOTATION_OBJECT_SYNC]).toBe(`default/${name}`);
+
+    await custom.deleteNamespacedCustomObject({ ...OS, namespace: 'default', name });
+    await waitFor(async () => ((await objectSync(name)) === undefined ? true : undefined), { what: 'the ObjectSync to go' });
+    await core.deleteNamespacedConfigMap({ namespace: 'default', name: source });
   });
 });
 

@@ -2,7 +2,7 @@
 // into distributions; copies carry no owner reference, a finalizer holds them, and they go when
 // the source or the ObjectSync goes.
 import { afterEach, describe, expect, it } from 'vitest';
-import { distributionName, OBJECT_SYNC_FINALIZER, type ObjectSync, type ObjectSyncDestination } from '../../../src/domain/object-sync.js';
+import { distributionName, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectSync, type ObjectSyncDestination } from '../../../src/domain/object-sync.js';
 import { ANNOTATION_OBJECT_SYNC, type Resource } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
 import { startHarness, type Harness } from './harness.js';
@@ -88,6 +88,19 @@ describe('ObjectSync', () => {
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
     expect(stored()?.status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject({ status: 'True' });
     expect(stored()?.status?.conditions[0]).toMatchObject({ type: 'Ready', status: 'False' });
+  });
+
+  it("replaces k8s-object-syncer's finalizer, so that an ObjectSync it left can still be deleted", async () => {
+    h = await startHarness();
+    for (const ns of ['platform', 'ns-a']) h.cluster.putNamespace(ns);
+    h.cluster.putObject(source({ color: 'blue' }));
+    const os = objectSync([{ namespace: 'ns-a' }]);
+    h.cluster.putObjectSync({ ...os, metadata: { ...os.metadata, finalizers: [LEGACY_FINALIZER, 'example.com/other'] } });
+    await until(() => h.catalog.list().length > 0);
+    h.caches.sources.follow(sourcesOf(h.catalog.list()));
+    await until(() => h.caches.sources.get(sourcesOf(h.catalog.list())[0]!).synced);
+    await reconcileAll();
+    expect(stored()?.metadata.finalizers).toEqual(['example.com/other', OBJECT_SYNC_FINALIZER]);
   });
 
   it('deletes the copies when the ObjectSync is deleted, then lets it go', async () => {
