@@ -3,6 +3,7 @@
 // kind of write the reconciler and the generator make, and not one request is refused.
 import { KubeConfig, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OBJECT_SYNC_FINALIZER, OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
 import { ANNOTATION_FROM, type Resource } from '../../src/domain/types.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
 import { CONTROLLER_RULES, ownNamespaceRules } from '../rbac-rules.js';
@@ -54,7 +55,7 @@ beforeAll(async () => {
   const kc = loadKubeConfig();
   admin = new Kube(kc);
   rbac = kc.makeApiClient(RbacAuthorizationV1Api);
-  controller = await startInProcessController(await restrictedKubeConfig(), { leaseName });
+  controller = await startInProcessController(await restrictedKubeConfig(), { leaseName, objectSyncs: true });
 });
 
 afterAll(async () => {
@@ -120,5 +121,33 @@ describe('reconcile: least privilege', () => {
     expect(Object.keys(tally.failures).filter((failure) => !benign(failure))).toEqual([]);
     for (const verb of ['create', 'update', 'delete', 'patch', 'get', 'list', 'watch'] as const) expect(tally.byVerb[verb]).toBeGreaterThan(0);
     await waitFor(async () => ((await admin.get('Secret', b, 'creds'))?.data?.theirs === 'eA==' ? true : undefined), { what: 'foreign object untouched' });
+  });
+
+  it('serves an ObjectSync (finalizer, copies, status, deletion) with only the documented verbs', async () => {
+    const source = (await admin.createNamespace('rbac-os')).metadata!.name!;
+    const target = (await admin.createNamespace('rbac-os')).metadata!.name!;
+    await admin.core.createNamespacedConfigMap({ namespace: source, body: { metadata: { name: 'shared' }, data: { k: 'v' } } });
+    const objectSyncs = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL, namespace: source };
+    const body = { apiVersion: 'sync.rustrial.org/v1alpha1', kind: 'ObjectSync', metadata: { name: 'shared' }, spec: { source: { group: '', kind: 'ConfigMap', name: 'shared' }, destinations: [{ namespace: target }] } };
+    controller.requests.reset();
+    await admin.custom.createNamespacedCustomObject({ ...objectSyncs, body });
+    await admin.waitForObject('ConfigMap', target, 'shared', (o) => o?.data?.k === 'v');
+    await waitFor(
+      async () => {
+        const os = (await admin.custom.getNamespacedCustomObject({ ...objectSyncs, name: 'shared' })) as ObjectSync;
+        return os.status?.succeeded === 1 && os.metadata.finalizers?.includes(OBJECT_SYNC_FINALIZER) ? true : undefined;
+      },
+      { what: 'status and finalizer written' },
+    );
+    await admin.custom.deleteNamespacedCustomObject({ ...objectSyncs, name: 'shared' });
+    await admin.waitForObject('ConfigMap', target, 'shared', (o) => o === undefined);
+    await waitFor(
+      async () => ((await admin.custom.listNamespacedCustomObject(objectSyncs)) as { items: unknown[] }).items.length === 0 ? true : undefined,
+      { what: 'the ObjectSync gone' },
+    );
+    await controller.idle();
+    const tally = controller.requests.tally();
+    expect(Object.keys(tally.failures).filter((failure) => !failure.endsWith(' 409'))).toEqual([]);
+    expect(tally.byRequest['patch objectsyncs']).toBeGreaterThanOrEqual(3);
   });
 });
