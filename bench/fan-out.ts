@@ -10,10 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
-import { ANNOTATION_HASH, LABEL_DISTRIBUTION, type ResourceDistribution } from '../src/domain/types.js';
+import type { V1ConfigMap } from '@kubernetes/client-node';
+import { ANNOTATION_HASH, API_VERSION, KIND, LABEL_DISTRIBUTION, type ResourceDistribution } from '../src/domain/types.js';
 import { ensureWriteLoop } from '../test/control-plane/index.js';
-import type { BenchKube } from './bench-kube.js';
-import { fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
+import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
+import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects, type SeenObject } from './object-watch.js';
 import { requestsBetween, waitForQuiet, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
@@ -40,9 +41,13 @@ export interface FanOutResult {
     requests: number;
   };
   baseline: FanOutSide & { connections: number; errors: number };
+  /** A distribution with spec.source over the same namespaces: source replaced -> every copy carries it (median of the rounds). */
+  source: { updateMs: number; updateRoundsMs: number[] };
   /** Baseline time / product time: 1 means as fast as client-go, 0.8 means 80 % of its rate. */
   createRate: number;
   updateRate: number;
+  /** Baseline update time / source-change time. */
+  sourceRate: number;
 }
 
 const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
@@ -159,6 +164,51 @@ async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: n
   }
 }
 
+const SOURCE_NAMESPACE = 'bench-fan-out-source';
+const SOURCE_NAME = 'bench-fan-out-source';
+
+/** The fleet template's data at `revision`, as the source ConfigMap. */
+function sourceConfigMap(revision: number): V1ConfigMap {
+  return { metadata: { name: SOURCE_NAME, namespace: SOURCE_NAMESPACE }, data: fleetDistribution(0, revision).spec.resource.data ?? {} };
+}
+
+/**
+ * The same fan-out with the content in a source object: the source is replaced, and the time
+ * runs until every copy carries it (the product sees the change through its watch of the source).
+ */
+async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: number): Promise<FanOutResult['source']> {
+  const tracker = new Tracker((object) => object.data.revision ?? '');
+  const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${SOURCE_NAME}`, (type, object, atMs) => {
+    if (type !== 'DELETED') tracker.observe(object, atMs);
+  });
+  try {
+    await kube.createNamespaces([SOURCE_NAMESPACE], {}, 1);
+    await kube.createConfigMaps([SOURCE_NAMESPACE], () => sourceConfigMap(1), 1);
+    tracker.expect((revision) => revision === '1');
+    await kube.createDistribution({
+      apiVersion: API_VERSION,
+      kind: KIND,
+      metadata: { name: SOURCE_NAME },
+      spec: { source: { apiVersion: 'v1', kind: 'ConfigMap', namespace: SOURCE_NAMESPACE, name: SOURCE_NAME }, targets: { namespaceLabelSelector: { matchLabels: { [GROUP_LABEL]: FLEET_GROUP } } } },
+    });
+    await tracker.lastReachedAfter(m, `${m} copies of the source`);
+    const roundsMs: number[] = [];
+    for (let round = 0; round < rounds; round++) {
+      await waitForQuiet(product);
+      const revision = String(round + 2);
+      tracker.expect((value) => value === revision);
+      const started = performance.now();
+      await kube.replaceConfigMap(sourceConfigMap(round + 2));
+      roundsMs.push((await tracker.lastReachedAfter(m, `${m} copies following the source`)) - started);
+    }
+    // Its copies would otherwise count in the later sections.
+    await kube.deleteDistribution(SOURCE_NAME);
+    return { updateMs: median(roundsMs), updateRoundsMs: roundsMs };
+  } finally {
+    watch.stop();
+  }
+}
+
 async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: number): Promise<FanOutResult['baseline']> {
   const tracker = new Tracker((object) => object.data.revision ?? '');
   const watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
@@ -188,6 +238,7 @@ export async function runFanOut(options: { kube: BenchKube; product: Product; fl
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
   const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds);
+  const source = await sourceSide(kube, product, m, size.fanOut.rounds);
   const owner = await kube.getDistribution(fleetDistributionName(0));
   const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, owner);
   const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds);
@@ -199,7 +250,9 @@ export async function runFanOut(options: { kube: BenchKube; product: Product; fl
     rounds: size.fanOut.rounds,
     product: productResult,
     baseline,
+    source,
     createRate: baseline.createMs / productResult.createMs,
     updateRate: baseline.updateMs / productResult.updateMs,
+    sourceRate: baseline.updateMs / source.updateMs,
   };
 }

@@ -3,7 +3,7 @@
 // to every namespace, a Secret to every namespace under another name, a CronJob to two namespaces.
 // Copies follow the source; deleting the source or the ObjectSync deletes them; the author must be
 // allowed to read the source and write the copies.
-import { BatchV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OBJECT_SYNC_FINALIZER, OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
@@ -12,7 +12,7 @@ import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { connectionOf } from '../kube-client.js';
 import { Kube } from './fixtures/kube.js';
-import { impersonating, rejection } from './support/admission.js';
+import { asUserWith, rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const kc = loadKubeConfig();
@@ -20,7 +20,6 @@ const kube = new Kube(kc);
 const core = kc.makeApiClient(CoreV1Api);
 const batch = kc.makeApiClient(BatchV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
-const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
 const metrics = createMetrics();
 const OS = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL };
 let server: RunningServer;
@@ -274,35 +273,17 @@ describe('switching from k8s-object-syncer', () => {
 
 describe('admission of an ObjectSync', () => {
   it('denies an author who may not read the source, naming it', async () => {
-    const user = uniqueName('olga');
-    const role = uniqueName('os-writer');
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: role },
-        rules: [
-          { apiGroups: [OBJECT_SYNC_GROUP], resources: [OBJECT_SYNC_PLURAL], verbs: ['create'] },
-          { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update'] },
-        ],
-      },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: role },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
-    try {
-      const asOlga = impersonating(kc, user).makeApiClient(CustomObjectsApi);
+    const rules = [
+      { apiGroups: [OBJECT_SYNC_GROUP], resources: [OBJECT_SYNC_PLURAL], verbs: ['create'] },
+      { apiGroups: [''], resources: ['configmaps'], verbs: ['create', 'update'] },
+    ];
+    await asUserWith(kc, 'olga', rules, async (user, as) => {
       const body = parse(CONFIG_MAP_EXAMPLE) as ObjectSync;
       body.metadata.name = uniqueName('olga-sync');
-      const { code, message } = await rejection(asOlga.createNamespacedCustomObject({ ...OS, namespace: 'default', body, dryRun: 'All' }));
+      const { code, message } = await rejection(as.makeApiClient(CustomObjectsApi).createNamespacedCustomObject({ ...OS, namespace: 'default', body, dryRun: 'All' }));
       expect(code).toBe(403);
       expect(message).toContain(`spec.source: user "${user}" may not get configmaps "my-test-config-map" in namespace "default"`);
-    } finally {
-      await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
-      await rbac.deleteClusterRole({ name: role }).catch(() => undefined);
-    }
+    });
   });
 
   it('denies what is malformed, one line per field', async () => {

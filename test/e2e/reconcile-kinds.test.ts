@@ -10,7 +10,7 @@ import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { connectionOf } from '../kube-client.js';
 import { Kube } from './fixtures/kube.js';
-import { impersonating, rejection } from './support/admission.js';
+import { asUserWith, rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const N = 5;
@@ -154,43 +154,29 @@ describe('admission of other kinds', () => {
   });
 
   it('denies a RoleBinding whose role the author may not bind, and copies one the author may', async () => {
-    const user = uniqueName('frank');
-    const writer = uniqueName('rd-rolebinding-writer');
     const bindable = uniqueName('rd-bindable');
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: writer },
-        rules: [
-          { apiGroups: [GROUP], resources: [PLURAL], verbs: ['create'] },
-          { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create', 'update'] },
-          { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], resourceNames: [bindable], verbs: ['bind'] },
-        ],
-      },
-    });
     await rbac.createClusterRole({ body: { metadata: { name: bindable }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] } });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: writer },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: writer },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
+    const rules = [
+      { apiGroups: [GROUP], resources: [PLURAL], verbs: ['create'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['rolebindings'], verbs: ['create', 'update'] },
+      { apiGroups: ['rbac.authorization.k8s.io'], resources: ['clusterroles'], resourceNames: [bindable], verbs: ['bind'] },
+    ];
     try {
-      const asFrank = impersonating(kc, user).makeApiClient(CustomObjectsApi);
-      const admin = distribution(uniqueName('rd-admin'), { resource: roleBinding('admin') });
-      const { code, message } = await rejection(asFrank.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: admin, dryRun: 'All' }));
-      expect(code).toBe(403);
-      expect(message).toContain(`spec.resource.roleRef: user "${user}" may not bind clusterroles "admin" in every namespace`);
+      await asUserWith(kc, 'frank', rules, async (user, as) => {
+        const asFrank = as.makeApiClient(CustomObjectsApi);
+        const admin = distribution(uniqueName('rd-admin'), { resource: roleBinding('admin') });
+        const { code, message } = await rejection(asFrank.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: admin, dryRun: 'All' }));
+        expect(code).toBe(403);
+        expect(message).toContain(`spec.resource.roleRef: user "${user}" may not bind clusterroles "admin" in every namespace`);
 
-      const name = uniqueName('rd-bindable');
-      await asFrank.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, { resource: roleBinding(bindable) }) });
-      await kube.waitForStatus(name, (s) => s.succeeded === N);
-      const copy = await rbac.readNamespacedRoleBinding({ namespace: targets[1]!, name: 'ci-edit' });
-      expect(copy.roleRef.name).toBe(bindable);
-      await kube.deleteDistribution(name);
+        const name = uniqueName('rd-bindable');
+        await asFrank.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, { resource: roleBinding(bindable) }) });
+        await kube.waitForStatus(name, (s) => s.succeeded === N);
+        const copy = await rbac.readNamespacedRoleBinding({ namespace: targets[1]!, name: 'ci-edit' });
+        expect(copy.roleRef.name).toBe(bindable);
+        await kube.deleteDistribution(name);
+      });
     } finally {
-      await rbac.deleteClusterRoleBinding({ name: writer }).catch(() => undefined);
-      await rbac.deleteClusterRole({ name: writer }).catch(() => undefined);
       await rbac.deleteClusterRole({ name: bindable }).catch(() => undefined);
     }
   });

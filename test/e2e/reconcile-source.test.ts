@@ -3,14 +3,14 @@
 // deleted source keeps the copies and says so, its namespace is never a target, a change the
 // copies do not carry writes nothing, and an author who may not read the source is denied.
 import { request } from 'node:https';
-import { CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION, type Resource, type ResourceDistribution, type SourceRef } from '../../src/domain/types.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { connectionOf } from '../kube-client.js';
 import { condition, Kube } from './fixtures/kube.js';
-import { impersonating, rejection } from './support/admission.js';
+import { asUserWith, rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const N = 20;
@@ -21,7 +21,6 @@ const kc = loadKubeConfig();
 const kube = new Kube(kc);
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
-const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
 const metrics = createMetrics();
 const team = uniqueName('team');
 const targets: string[] = [];
@@ -185,35 +184,18 @@ describe('distributing from a source object', () => {
 
 describe('admission of a distribution with spec.source', () => {
   it('denies an author who may write the targets but not read the source, naming what is missing', async () => {
-    const user = uniqueName('bob');
-    const role = uniqueName('rd-source-writer');
-    await rbac.createClusterRole({
-      body: {
-        metadata: { name: role },
-        rules: [
-          { apiGroups: [GROUP], resources: [PLURAL], verbs: ['create'] },
-          { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update'] },
-        ],
-      },
-    });
-    await rbac.createClusterRoleBinding({
-      body: {
-        metadata: { name: role },
-        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: role },
-        subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
-      },
-    });
-    try {
-      const asBob = impersonating(kc, user).makeApiClient(CustomObjectsApi);
+    const rules = [
+      { apiGroups: [GROUP], resources: [PLURAL], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create', 'update'] },
+    ];
+    await asUserWith(kc, 'bob', rules, async (user, as) => {
       const rd = sourceDistribution(uniqueName('bob'), { apiVersion: 'v1', kind: 'Secret', namespace: sourceNs, name: 'registry' });
+      const asBob = as.makeApiClient(CustomObjectsApi);
       const { code, message } = await rejection(asBob.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: rd, dryRun: 'All' }));
       expect(code).toBe(403);
       expect(message).toContain(`spec.source: user "${user}" may not get secrets "registry" in namespace "${sourceNs}"`);
       expect(message).not.toContain('spec.targets');
-    } finally {
-      await rbac.deleteClusterRoleBinding({ name: role }).catch(() => undefined);
-      await rbac.deleteClusterRole({ name: role }).catch(() => undefined);
-    }
+    });
   });
 
   it('allows a source that does not exist yet, with a warning', async () => {

@@ -2,9 +2,10 @@
 // acting as another user, and raw TLS probes of our listener.
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
 import { API_VERSION, KIND } from '../../../src/domain/types.js';
 import { describeApiError } from '../../../src/k8s/errors.js';
+import { uniqueName } from './cluster.js';
 
 export function distribution(name: string, resource: object, targets: object): object {
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { resource, targets } };
@@ -69,4 +70,27 @@ export function presentedCertificate(port: number, ca: string): Promise<string> 
     });
     socket.on('error', reject);
   });
+}
+
+/**
+ * Runs `use` as a fresh user (`<prefix>-<suffix>`) bound cluster-wide to exactly `rules`, through
+ * the admin kubeconfig impersonating them; the role and its binding are removed afterwards.
+ */
+export async function asUserWith<T>(kc: KubeConfig, prefix: string, rules: V1PolicyRule[], use: (user: string, as: KubeConfig) => Promise<T>): Promise<T> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const user = uniqueName(prefix);
+  await rbac.createClusterRole({ body: { metadata: { name: user }, rules } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: user },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }],
+    },
+  });
+  try {
+    return await use(user, impersonating(kc, user));
+  } finally {
+    await rbac.deleteClusterRoleBinding({ name: user }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name: user }).catch(() => undefined);
+  }
 }
