@@ -28,6 +28,8 @@ export interface DistributionCatalog {
   hold(rd: ResourceDistribution): Promise<void>;
   /** Its copies are gone: let its object go (an ObjectSync's finalizer is removed once all its copies are). */
   release(rd: ResourceDistribution): Promise<void>;
+  /** The distribution is gone: drop what was remembered of it. */
+  forget(name: string): void;
 }
 
 export interface CatalogDeps {
@@ -128,6 +130,9 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       if (os === undefined || os.metadata.deletionTimestamp !== undefined) return;
       if (finalizers.includes(OBJECT_SYNC_FINALIZER) && !finalizers.includes(LEGACY_FINALIZER)) return;
       await setFinalizers(os, [...finalizers.filter((finalizer) => finalizer !== LEGACY_FINALIZER && finalizer !== OBJECT_SYNC_FINALIZER), OBJECT_SYNC_FINALIZER]);
+    },
+    forget: (name) => {
+      statuses.delete(name);
     },
     release: async (rd) => {
       const os = objectSyncOf(rd);

@@ -112,6 +112,7 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   async function removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult> {
     copyStates.forget(name);
     reader.forget(name);
+    deps.catalog.forget(name);
     // Only copies still tied to it: one without a controller reference (or ObjectSync annotation)
     // was orphaned on purpose (deleted with propagation Orphan: the garbage collector removed the reference).
     const orphans = caches.copies.byDistribution(name).filter((copy) => {
