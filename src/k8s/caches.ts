@@ -50,7 +50,17 @@ export class CopyCache {
   private readonly share = createPartSharer();
   private readonly kinds = new Map<KindKey, FollowedKind>();
 
-  constructor(private readonly startWatch: (key: KindKey, store: Store<Resource>) => Reflector<Resource>) {}
+  constructor(
+    private readonly startWatch: (key: KindKey, store: Store<Resource>) => Reflector<Resource>,
+    /** A copy left the cache by our own delete (its watch event then changes nothing): a kind may no longer need watching. */
+    private readonly onOwnDelete: () => void = () => undefined,
+  ) {}
+
+  /** Our own successful delete, before its watch event arrives. */
+  observeDelete(ref: CopyRef, uid: string): void {
+    this.store(ref.kind)?.observeDelete(`${ref.namespace}/${ref.name}`, uid);
+    this.onOwnDelete();
+  }
 
   /** The store of a followed kind; undefined for a kind nobody copies. */
   store(key: KindKey): Store<Resource> | undefined {
@@ -121,7 +131,9 @@ export type CacheChange =
   | { resource: 'copies'; change: StoreChange<Resource> }
   | { resource: 'sources'; key: string }
   /** A kind's copies are known from now on: its distributions can be reconciled. */
-  | { resource: 'kinds'; key: KindKey };
+  | { resource: 'kinds'; key: KindKey }
+  /** We deleted a copy (see CopyCache.observeDelete). */
+  | { resource: 'copy-deleted' };
 
 export interface CacheOptions {
   api: ClusterApi;
@@ -177,7 +189,7 @@ export function createCaches(options: CacheOptions): Caches {
     reflector.start();
     void reflector.whenSynced().then(() => options.onChange({ resource: 'kinds', key }));
     return reflector;
-  });
+  }, () => options.onChange({ resource: 'copy-deleted' }));
   const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
 
   const reflectors = [

@@ -141,9 +141,15 @@ export function createController(deps: ControllerDeps): RunningController {
     });
   }
 
+  /** Distributions name sources and kinds; a copy gone may have been the last of its kind. */
+  function changesWhatIsFollowed(event: CacheChange): boolean {
+    if (event.resource === 'copies') return event.change.current === undefined;
+    return event.resource === 'distributions' || event.resource === 'objectsyncs' || event.resource === 'copy-deleted';
+  }
+
   function onCacheChange(event: CacheChange): void {
     // A deleted copy may have been the last one holding its kind's watch.
-    if (event.resource === 'distributions' || event.resource === 'objectsyncs' || (event.resource === 'copies' && event.change.current === undefined)) followSoon();
+    if (changesWhatIsFollowed(event)) followSoon();
     if (event.resource !== 'namespaces') {
       if (leading) queue.addAll(namesFor(event));
       return;
@@ -176,6 +182,8 @@ export function createController(deps: ControllerDeps): RunningController {
         return kindTriggers(event.key, catalog.list());
       case 'objectsyncs':
         return objectSyncTriggers(event.change, caches.kinds);
+      case 'copy-deleted':
+        return [];
     }
   }
 

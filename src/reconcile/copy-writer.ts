@@ -82,7 +82,7 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
-    copies?.store(ref.kind)?.observeDelete(`${ref.namespace}/${ref.name}`, uid);
+    copies?.observeDelete(ref, uid);
   }
 
   async function recreate(action: Extract<Action, { type: 'recreate' }>): Promise<WriteOutcome> {
