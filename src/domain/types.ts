@@ -195,7 +195,8 @@ export type Action =
   | { type: 'create'; namespace: string; object: Resource }
   | { type: 'update'; namespace: string; object: Resource }
   | { type: 'recreate'; namespace: string; object: Resource; existingUid: string }
-  | { type: 'delete'; namespace: string; name: string; uid: string }
+  /** `resourceVersion`: only if unchanged since it was read (a copy being orphaned must not be deleted from a stale view). */
+  | { type: 'delete'; namespace: string; name: string; uid: string; resourceVersion?: string }
   | { type: 'conflict'; namespace: string; reason: ConflictReason }
   | { type: 'namespace-missing'; namespace: string }
   | { type: 'in-sync'; namespace: string };

@@ -125,8 +125,9 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
     replaceCopy: (object) => send<Resource>('PUT', objectPath(object, true), object),
-    deleteCopy: async ({ kind, namespace, name }: CopyRef, uid) => {
-      await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions: { uid } } });
+    deleteCopy: async ({ kind, namespace, name }: CopyRef, uid, resourceVersion) => {
+      const preconditions = resourceVersion === undefined ? { uid } : { uid, resourceVersion };
+      await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions } });
     },
 
     patchDistributionStatus: (name, status) =>

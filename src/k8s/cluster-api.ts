@@ -109,7 +109,7 @@ export interface ClusterApi {
   /** A replace (PUT) carrying `metadata.resourceVersion`: fails with Conflict if the object changed meanwhile. */
   replaceCopy(object: Resource): Promise<Resource>;
   /** Deletes only the object with that uid (precondition). NotFound is thrown; callers decide. */
-  deleteCopy(ref: CopyRef, uid: string): Promise<void>;
+  deleteCopy(ref: CopyRef, uid: string, resourceVersion?: string): Promise<void>;
 
   /** Writes `status` through the status subresource (merge patch). */
   patchDistributionStatus(name: string, status: DistributionStatus): Promise<ResourceDistribution>;

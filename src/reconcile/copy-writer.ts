@@ -76,9 +76,9 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
   }
 
   /** Resolves once the object with that uid is gone: NotFound counts as done. */
-  async function remove(ref: CopyRef, uid: string): Promise<void> {
+  async function remove(ref: CopyRef, uid: string, resourceVersion?: string): Promise<void> {
     try {
-      await api.deleteCopy(ref, uid);
+      await api.deleteCopy(ref, uid, resourceVersion);
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }
@@ -99,7 +99,7 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
 
   async function deleteCopy(action: Extract<Action, { type: 'delete' }>, kind: KindKey): Promise<WriteOutcome> {
     try {
-      await remove({ kind, namespace: action.namespace, name: action.name }, action.uid);
+      await remove({ kind, namespace: action.namespace, name: action.name }, action.uid, action.resourceVersion);
       log.info({ kind, ns: action.namespace, name: action.name }, 'copy deleted');
       return { action, ok: true };
     } catch (error) {

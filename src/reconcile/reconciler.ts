@@ -75,7 +75,8 @@ interface Planned {
 }
 
 function deleteOf(copy: Resource): Action {
-  return { type: 'delete', namespace: copy.metadata.namespace ?? '', name: copy.metadata.name ?? '', uid: copy.metadata.uid ?? '' };
+  const { namespace = '', name = '', uid = '', resourceVersion } = copy.metadata;
+  return { type: 'delete', namespace, name, uid, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
 }
 
 export function createReconciler(deps: ReconcilerDeps): Reconciler {

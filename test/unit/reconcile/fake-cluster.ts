@@ -243,8 +243,12 @@ export class FakeCluster {
       if (held.metadata.resourceVersion !== object.metadata.resourceVersion) throw new FakeApiError(409, 'Conflict');
       return structuredClone(this.putObject(object));
     },
-    deleteCopy: async (ref: CopyRef, uid) => {
+    deleteCopy: async (ref: CopyRef, uid, resourceVersion) => {
       await this.check('deleteCopy', [ref, uid]);
+      const current = this.object(ref.kind, ref.namespace, ref.name);
+      if (current && resourceVersion !== undefined && current.metadata.resourceVersion !== resourceVersion) {
+        throw new FakeApiError(409, 'Conflict', 'Precondition failed: ResourceVersion in precondition');
+      }
       const held = this.object(ref.kind, ref.namespace, ref.name);
       if (!held) throw new FakeApiError(404, 'NotFound');
       if (held.metadata.uid !== uid) throw new FakeApiError(409, 'Conflict', 'Precondition failed: UID in precondition');
