@@ -12,7 +12,7 @@ import type { LoadResult, LoadSpec } from './load-child.js';
 import type { Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 
-export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)';
+export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)';
 
 /** One load step's figures (those of the load generator, without its status-code breakdown). */
 export interface AdmissionRow extends Omit<LoadResult, 'statusCodes'> {
@@ -38,6 +38,8 @@ interface Target {
 }
 
 const USER = { name: 'bench-admin', groups: ['system:masters', 'system:authenticated'] };
+/** A Secret distributed to the first bench namespace, which the pod webhook's pods reference. */
+const POD_SECRET = 'bench-admission-pull';
 
 function buildTargets(productPort: number, baselinePort: number, namespaces: string[]): Target[] {
   const rd = distribution('bench-admission').configMap('bench-admission', { key: 'value' }).included(...namespaces).build();
@@ -53,6 +55,16 @@ function buildTargets(productPort: number, baselinePort: number, namespaces: str
       endpoint: 'distribution validation',
       url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.distributions}`,
       body: review().distribution(rd).user(USER.name, USER.groups).uid('bench').body(),
+      expect: allowed,
+    },
+    {
+      // The common case: the pod references a distributed Secret whose copy is already in place.
+      endpoint: 'pod (copies in place)',
+      url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.pods}`,
+      body: review()
+        .pod(namespaces[1] ?? 'default', { imagePullSecrets: [{ name: POD_SECRET }], containers: [{ name: 'app', image: 'registry.example.com/app:1', envFrom: [{ configMapRef: { name: 'app-env' } }] }] })
+        .uid('bench')
+        .body(),
       expect: allowed,
     },
     {
@@ -95,14 +107,20 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   const { kube, product, size } = options;
   const namespaces = ['default', 'bench-admission-a', 'bench-admission-b'];
   await kube.createNamespaces(namespaces.slice(1), {}, 2);
+  const pull = distribution(POD_SECRET).secret(POD_SECRET, { token: 'dG9rZW4=' }).included(namespaces[1] ?? 'default').build();
+  await kube.createDistribution({ ...pull, metadata: { name: POD_SECRET } });
+  await kube.waitForDistributions('the pod bench Secret copied', (items) => items.some((rd) => rd.metadata.name === POD_SECRET && rd.status?.succeeded === 1), 30_000);
   const bundle = product.certificates;
   const baseline = await startBaselineServer(bundle.serving);
   const rows: AdmissionRow[] = [];
   try {
     const all = buildTargets(product.port, baseline.port, namespaces);
     for (const target of all) await preflight(target, bundle.trust);
-    for (const step of size.admission.steps) {
-      for (const target of all) {
+    const steps = [...size.admission.steps.map((step) => ({ step, targets: all.filter((t) => t.endpoint !== 'pod (copies in place)') }))];
+    // The pod webhook at its own rate, beside the trivial route at the same rate.
+    for (const step of size.admission.podSteps) steps.push({ step, targets: all.filter((t) => t.endpoint === 'baseline' || t.endpoint === 'pod (copies in place)') });
+    for (const { step, targets } of steps) {
+      for (const target of targets) {
         const reviewsBefore = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' });
         const { durationSeconds, warmupSeconds } = size.admission;
         const result = await load({ url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });

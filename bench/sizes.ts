@@ -18,7 +18,8 @@ export interface LoadStep {
 
 export interface BenchSize {
   name: SizeName;
-  admission: { steps: LoadStep[]; durationSeconds: number; warmupSeconds: number };
+  /** `podSteps`: the pod webhook and the trivial route only. */
+  admission: { steps: LoadStep[]; podSteps: LoadStep[]; durationSeconds: number; warmupSeconds: number };
   /** Namespaces created at a fixed rate while `distributions` select them. */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /** Namespaces one distribution targets (created, then updated `rounds` times). */
@@ -37,7 +38,7 @@ export interface BenchSize {
 const SIZES: Record<SizeName, BenchSize> = {
   smoke: {
     name: 'smoke',
-    admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], durationSeconds: 4, warmupSeconds: 1 },
+    admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], podSteps: [{ rate: 200, connections: 8 }], durationSeconds: 4, warmupSeconds: 1 },
     propagation: { namespaces: 20, distributions: 10, ratePerSecond: 10 },
     fanOut: { namespaces: 50, rounds: 2 },
     steadyState: { idleSeconds: 12 },
@@ -46,7 +47,7 @@ const SIZES: Record<SizeName, BenchSize> = {
   },
   default: {
     name: 'default',
-    admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], durationSeconds: 20, warmupSeconds: 3 },
+    admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], durationSeconds: 20, warmupSeconds: 3 },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
     fanOut: { namespaces: 300, rounds: 3 },
     steadyState: { idleSeconds: 60 },
@@ -57,6 +58,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'large',
     admission: {
       steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }, { rate: 2000, connections: 64 }],
+      podSteps: [{ rate: 500, connections: 16 }],
       durationSeconds: 30,
       warmupSeconds: 5,
     },

@@ -46,6 +46,10 @@ export interface Config {
   forbiddenNamespaces: string[];
   /** RD_ALLOWED_KINDS: what distributions may copy, resolved by discovery at start. */
   allowedKinds: KindName[];
+  /** RD_NAMESPACE_GENERATION: write an admitted namespace's copies at once (off: only the reconciler and the pod webhook do). */
+  namespaceGeneration: boolean;
+  /** RD_POD_WAIT: how long a pod's admission waits for the copies it references. */
+  podWaitMs: number;
   leaderElection: boolean;
   leaseName: string;
   leaseDurationMs: number;
@@ -248,6 +252,8 @@ export function loadConfig(env: Env = process.env): Config {
     applyParallelism: r.integer('RD_APPLY_PARALLELISM', 16, 1, 1024),
     forbiddenNamespaces: r.list('RD_FORBIDDEN_NAMESPACES', []),
     allowedKinds: readAllowedKinds(r),
+    namespaceGeneration: r.boolean('RD_NAMESPACE_GENERATION', true),
+    podWaitMs: r.duration('RD_POD_WAIT', '1500ms'),
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
@@ -277,6 +283,8 @@ export function controllerSettings(config: Config): ControllerSettings {
     concurrency: config.concurrency,
     applyParallelism: config.applyParallelism,
     forbiddenNamespaces: config.forbiddenNamespaces,
+    namespaceGeneration: config.namespaceGeneration,
+    podWaitMs: config.podWaitMs,
     leaderElection: {
       enabled: config.leaderElection,
       leaseName: config.leaseName,

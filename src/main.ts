@@ -124,6 +124,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     kinds,
     sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
+    onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,
     readiness: () => ({

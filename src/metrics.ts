@@ -18,6 +18,8 @@ export interface Metrics {
   certificateExpiry: Gauge;
   sourcesWatched: Gauge;
   kindsWatched: Gauge<'kind'>;
+  podMaterialized: Counter<'result'>;
+  podMaterializeDuration: Histogram;
 }
 
 export interface MetricsOptions {
@@ -109,6 +111,18 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     sourcesWatched: new Gauge({
       name: 'resource_distributor_sources_watched',
       help: 'Source objects (spec.source) watched, each on a connection of its own.',
+      registers,
+    }),
+    podMaterialized: new Counter({
+      name: 'resource_distributor_pod_materialized_total',
+      help: 'Copies a pod referenced that were missing or stale when it was admitted, by result: written before the answer; unchanged (nothing to write after all: another writer was first, or the object there is not ours); lost (races), failed.',
+      labelNames: ['result'],
+      registers,
+    }),
+    podMaterializeDuration: new Histogram({
+      name: 'resource_distributor_pod_materialize_duration_seconds',
+      help: 'How long a pod admission waited for the copies it references to be written (only when some were missing).',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
       registers,
     }),
     kindsWatched: new Gauge({

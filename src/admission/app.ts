@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.js';
 import { distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
 import { objectSyncWebhook } from './object-sync-webhook.js';
+import { podWebhook, type PodWebhookDeps } from './pod-webhook.js';
 import { webhookRoute } from './webhook-route.js';
 
 export interface AdmissionAppDeps {
@@ -22,17 +23,20 @@ export interface AdmissionAppDeps {
   /** A live read of a distribution's source (a warning when it does not exist yet). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
+  /** A pod is being admitted: the copies it references that are missing are written (never denies). */
+  onPodAdmitted?: PodWebhookDeps['materialize'];
   forbiddenNamespaces: readonly string[];
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
   bodyLimitBytes: number;
   /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
-  deadlinesMs?: { distributions: number; namespaces: number };
+  deadlinesMs?: { distributions: number; namespaces: number; pods?: number };
 }
 
 const DEFAULT_DEADLINES_MS = {
   distributions: WEBHOOK_TIMEOUT_SECONDS.distributions * 1000 - 1000,
   namespaces: WEBHOOK_TIMEOUT_SECONDS.namespaces * 1000 - 1000,
+  pods: WEBHOOK_TIMEOUT_SECONDS.pods * 1000 - 1000,
 };
 
 /**
@@ -40,6 +44,7 @@ const DEFAULT_DEADLINES_MS = {
  * - POST /validate/resourcedistributions  ResourceDistribution CREATE/UPDATE (DELETE always allowed)
  * - POST /validate/objectsyncs             ObjectSync CREATE/UPDATE (DELETE always allowed)
  * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
+ * - POST /generate/pods                   Pod CREATE, never denies, writes the missing copies it references first
  * - GET  /healthz                         200 while the process serves requests (liveness)
  * - GET  /readyz                          200 when certificates are loaded and caches synced, else 503
  * - GET  /metrics                         Prometheus text format
@@ -84,6 +89,23 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
       failOpen: true,
     }),
   );
+
+  const onPodAdmitted = deps.onPodAdmitted;
+  if (onPodAdmitted !== undefined) {
+    app.post(
+      WEBHOOK_PATHS.pods,
+      ...webhookRoute({
+        name: 'pods',
+        webhook: podWebhook({ materialize: onPodAdmitted, log }),
+        log,
+        metrics,
+        bodyLimitBytes: deps.bodyLimitBytes,
+        deadlineMs: deadlines.pods ?? DEFAULT_DEADLINES_MS.pods,
+        // A pod never waits on us beyond the deadline, nor fails because of us.
+        failOpen: true,
+      }),
+    );
+  }
 
   app.get('/healthz', (c) => c.text('ok'));
   app.get('/readyz', (c) => {

@@ -70,3 +70,18 @@ export function canonicalJson(value: unknown): string {
 export function hashResource(resource: Resource): string {
   return createHash('sha256').update(canonicalJson(resource), 'utf8').digest('hex');
 }
+
+const hashes = new WeakMap<Resource, string>();
+
+/**
+ * hashResource, remembered per template object: templates are immutable once cached (a change
+ * brings a new object), and a pod admission must not hash a 1 MiB template every time.
+ */
+export function templateHash(resource: Resource): string {
+  let hash = hashes.get(resource);
+  if (hash === undefined) {
+    hash = hashResource(resource);
+    hashes.set(resource, hash);
+  }
+  return hash;
+}

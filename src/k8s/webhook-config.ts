@@ -7,12 +7,14 @@ export const WEBHOOK_PATHS = {
   distributions: '/validate/resourcedistributions',
   objectSyncs: '/validate/objectsyncs',
   namespaces: '/generate/namespaces',
+  pods: '/generate/pods',
 } as const;
 
 /** How long the API server waits for each webhook; the admission app answers 1 s before that. */
 export const WEBHOOK_TIMEOUT_SECONDS = {
   distributions: 5,
   namespaces: 3,
+  pods: 3,
 } as const;
 
 export interface WebhookConfigurationNames {
@@ -90,6 +92,21 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
           failurePolicy: 'Ignore',
           sideEffects: 'NoneOnDryRun',
           timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.namespaces,
+          namespaceSelector: {
+            matchExpressions: [
+              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },
+            ],
+          },
+        },
+        {
+          ...common,
+          name: 'pods.resource-distributor.io',
+          clientConfig: options.clientConfig(WEBHOOK_PATHS.pods),
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+          // Never block a pod: without us it starts as it would have before (its copies come a moment later).
+          failurePolicy: 'Ignore',
+          sideEffects: 'NoneOnDryRun',
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.pods,
           namespaceSelector: {
             matchExpressions: [
               { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },

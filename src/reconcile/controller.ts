@@ -11,6 +11,7 @@ import { createEventRecorder } from '../k8s/event-recorder.js';
 import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/leader-election.js';
 import { createCopyWriter } from './copy-writer.js';
 import { createGenerator } from './generator.js';
+import { createPodMaterializer, type PodMaterializer } from './pod-materializer.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper } from './sweeper.js';
@@ -19,6 +20,10 @@ import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTri
 
 export interface ControllerSettings {
   sweepIntervalMs: number;
+  /** Off: admitted namespaces are not generated at once (the watch-driven reconciler still writes their copies). */
+  namespaceGeneration?: boolean;
+  /** How long a pod admission waits for the copies it references (default 1.5 s). */
+  podWaitMs?: number;
   concurrency: number;
   applyParallelism: number;
   forbiddenNamespaces: readonly string[];
@@ -48,6 +53,8 @@ export interface Controller {
   isLeader(): boolean;
   namespaceAdmitted(ns: { name: string; uid: string }): void;
   namespaceExists(name: string): boolean | undefined;
+  /** A pod is being admitted: write the copies it references that are still missing (see PodMaterializer). */
+  podAdmitted: PodMaterializer['materialize'];
 }
 
 /** What tests and tools may use beyond the contract. */
@@ -108,6 +115,17 @@ export function createController(deps: ControllerDeps): RunningController {
     metrics,
     forbiddenNamespaces: settings.forbiddenNamespaces,
     parallelism: settings.applyParallelism,
+  });
+  const materializer = createPodMaterializer({
+    api,
+    caches,
+    catalog,
+    writer,
+    clock,
+    log,
+    metrics,
+    forbiddenNamespaces: settings.forbiddenNamespaces,
+    waitMs: settings.podWaitMs ?? 1_500,
   });
   // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
   const allNames = (): Set<string> =>
@@ -239,7 +257,10 @@ export function createController(deps: ControllerDeps): RunningController {
     },
     synced: () => caches.synced(),
     isLeader: () => leading,
-    namespaceAdmitted: (ns) => generator.namespaceAdmitted(ns),
+    namespaceAdmitted: (ns) => {
+      if (settings.namespaceGeneration !== false) generator.namespaceAdmitted(ns);
+    },
+    podAdmitted: (namespace, refs, options) => materializer.materialize(namespace, refs, options),
     namespaceExists: (name) => {
       if (!caches.synced()) return undefined;
       const ns = caches.namespaces.get(name);

@@ -1,7 +1,7 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
 import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
 import { withSource } from '../domain/source.js';
-import type { ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceCache } from '../k8s/source-cache.js';
 
 /**
@@ -28,6 +28,17 @@ export type Resolution =
   | { state: 'source-missing'; ref: SourceRef }
   | { state: 'invalid' };
 
+/** The last resolution of each source object, reused while the distribution is the same object: the template then is too, and its hash is remembered. */
+const resolutions = new WeakMap<Resource, { rd: ResourceDistribution; resolved: ResolvedDistribution }>();
+
+function resolvedFrom(rd: ResourceDistribution, source: Resource): ResolvedDistribution {
+  const last = resolutions.get(source);
+  if (last?.rd === rd) return last.resolved;
+  const resolved = withSource(rd, source);
+  resolutions.set(source, { rd, resolved });
+  return resolved;
+}
+
 export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {
   const { sources, kinds } = caches;
   const ref = rd.spec?.source;
@@ -36,6 +47,6 @@ export function resolveDistribution(rd: ResourceDistribution, caches: { sources:
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };
   if (known.object === undefined) return { state: 'source-missing', ref };
-  const resolved = withSource(rd, known.object);
+  const resolved = resolvedFrom(rd, known.object);
   return isDistributable(resolved, kinds) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
 }

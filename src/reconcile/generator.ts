@@ -3,10 +3,8 @@
 // Runs on every replica; writes through the same copy writer as the reconciler, so existing objects
 // go through the same ownership rules. Best effort: the reconciler remains the source of truth.
 import type { Clock } from '../domain/clock.js';
-import { planNamespace } from '../domain/plan.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
-import { kindKeyOf } from '../domain/kinds.js';
-import type { NamespaceInfo, ResolvedDistribution, ResourceDistribution } from '../domain/types.js';
+import type { NamespaceInfo, ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -16,6 +14,7 @@ import { describeApiError } from '../k8s/errors.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter } from './copy-writer.js';
 import { resolveDistribution } from './distributable.js';
+import { writeOneCopy } from './write-one-copy.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
 
 export interface GeneratorDeps {
@@ -50,9 +49,6 @@ export interface Generator {
   stop(): Promise<void>;
 }
 
-/** Writes that may lose a race in a row before the generator leaves the copy to the reconciler. */
-const RACE_ATTEMPTS = 3;
-
 interface Task {
   name: string;
   promise: Promise<void>;
@@ -67,7 +63,7 @@ function hasStrictConflict(rd: ResourceDistribution): boolean {
 }
 
 export function createGenerator(deps: GeneratorDeps): Generator {
-  const { api, caches, writer, log, clock } = deps;
+  const { api, caches, log, clock } = deps;
   const waitTimeoutMs = deps.waitTimeoutMs ?? 30_000;
   const pollAfterMs = deps.pollAfterMs ?? 2_000;
   const maxPending = deps.maxPending ?? 256;
@@ -135,38 +131,6 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     }
   }
 
-  /**
-   * Plans and writes one copy. A lost race (the leader's reconcile, reacting to the same new
-   * namespace, usually writes first) is no failure: read what the other writer left and plan
-   * again, which normally finds the copy in sync and writes nothing.
-   */
-  async function generateFor(rd: ResolvedDistribution, ns: NamespaceInfo): Promise<void> {
-    const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
-    const ref = { kind, namespace: ns.name, name: rd.spec.resource.metadata.name ?? '' };
-    const context = { name: rd.metadata.name, ns: ns.name };
-    try {
-      // No GET first: a namespace that has just appeared holds no object of that name unless
-      // someone raced us, and then the create answers AlreadyExists and the loop below reads it.
-      let existing = caches.copies.get(ref);
-      for (let attempt = 1; ; attempt++) {
-        const outcome = await writer.apply(planNamespace(rd, ns.name, existing, clock()), kind);
-        if (outcome.ok) return;
-        if (!outcome.stale) {
-          log.warn({ ...context, verb: outcome.verb, err: outcome.message }, 'generation write failed');
-          return;
-        }
-        if (attempt === RACE_ATTEMPTS || stopped) {
-          log.debug({ ...context, attempt }, 'generation lost its races; the reconciler settles the copy');
-          return;
-        }
-        // Not the cache: it may not have seen the other writer's object yet.
-        existing = await api.getCopy(ref);
-      }
-    } catch (error) {
-      log.warn({ ...context, err: describeApiError(error).message }, 'generation failed');
-    }
-  }
-
   async function writeCopies(ns: NamespaceInfo): Promise<number> {
     const matching = deps.catalog
       .list()
@@ -176,7 +140,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
         const resolved = resolveDistribution(rd, caches);
         return resolved.state === 'ready' && !hasStrictConflict(resolved.rd) ? [resolved.rd] : [];
       });
-    await mapBounded(matching, deps.parallelism, (rd) => generateFor(rd, ns));
+    await mapBounded(matching, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, () => stopped));
     return matching.length;
   }
 

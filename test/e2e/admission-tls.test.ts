@@ -44,7 +44,7 @@ function replica(kubeConfig: KubeConfig = kc, secret = SECRET) {
   return { manager, served };
 }
 
-/** The caBundle of every webhook: both of the distributions configuration (ResourceDistributions, ObjectSyncs), then the namespaces one. */
+/** The caBundle of every webhook: the distributions configuration (ResourceDistributions, ObjectSyncs), then the namespaces one (Namespaces, Pods). */
 async function caBundles(): Promise<string[]> {
   const bundles: string[] = [];
   for (const name of [names.distributions, names.namespaces]) {
@@ -105,7 +105,7 @@ describe('certificates in a cluster', () => {
     const secret = await core.readNamespacedSecret({ name: SECRET, namespace });
     expect(secret.type).toBe('kubernetes.io/tls');
     expect(Object.keys(secret.data ?? {}).sort()).toEqual(['ca-signer.crt', 'ca-signer.key', 'ca.crt', 'tls.crt', 'tls.key']);
-    expect(await caBundles()).toEqual([fromA.trust, fromA.trust, fromA.trust]);
+    expect(await caBundles()).toEqual([fromA.trust, fromA.trust, fromA.trust, fromA.trust]);
   });
 
   it('rotates the serving certificate once, and the other replica serves the result', async () => {
@@ -124,7 +124,7 @@ describe('certificates in a cluster', () => {
     const rolled = await b.manager.refresh();
     await a.manager.refresh();
     expect(splitPem(rolled.trust)).toEqual([before.ca.cert, rolled.ca.cert]);
-    expect(await caBundles()).toEqual([rolled.trust, rolled.trust, rolled.trust]);
+    expect(await caBundles()).toEqual([rolled.trust, rolled.trust, rolled.trust, rolled.trust]);
     expect(a.manager.current()).toEqual(rolled);
   });
 
@@ -133,7 +133,7 @@ describe('certificates in a cluster', () => {
     for (const webhook of config.webhooks ?? []) webhook.clientConfig.caBundle = undefined;
     await admission.replaceValidatingWebhookConfiguration({ name: names.distributions, body: config });
     const bundle = await a.manager.refresh();
-    expect(await caBundles()).toEqual([bundle.trust, bundle.trust, bundle.trust]);
+    expect(await caBundles()).toEqual([bundle.trust, bundle.trust, bundle.trust, bundle.trust]);
   });
 });
 
@@ -144,7 +144,7 @@ describe('with only the admission and TLS rules of webhook-config/rbac.yaml', ()
     const c = replica(restricted, secret);
     // RBAC changes reach the authorizer within a moment.
     const first = await waitFor(() => c.manager.refresh(), { what: 'the first refresh under the shipped RBAC', timeoutMs: 20_000 });
-    expect(await caBundles()).toEqual([first.trust, first.trust, first.trust]);
+    expect(await caBundles()).toEqual([first.trust, first.trust, first.trust, first.trust]);
 
     offsetMs += 61 * DAY;
     const rotated = await c.manager.refresh();

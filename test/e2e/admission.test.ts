@@ -41,6 +41,7 @@ function recordingController(deps: ControllerDeps): Controller {
       admitted.push(ns.name);
       controller.namespaceAdmitted(ns);
     },
+    podAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
   };
 }
 

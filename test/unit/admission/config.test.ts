@@ -72,6 +72,8 @@ describe('loadConfig', () => {
       concurrency: 8,
       applyParallelism: 16,
       forbiddenNamespaces: [],
+      namespaceGeneration: true,
+      podWaitMs: 1_500,
       leaderElection: {
         enabled: true,
         leaseName: 'resource-distributor',

@@ -42,6 +42,15 @@ export class ReviewBuilder {
     return this;
   }
 
+  pod(namespace: string, spec: Record<string, unknown>, name = 'app'): this {
+    this.request.kind = { group: '', version: 'v1', kind: 'Pod' };
+    this.request.resource = { group: '', version: 'v1', resource: 'pods' };
+    this.request.name = name;
+    this.request.namespace = namespace;
+    this.request.object = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec };
+    return this;
+  }
+
   uid(uid: string): this {
     this.request.uid = uid;
     return this;

@@ -134,7 +134,7 @@ describe('namespace generator', () => {
     generator.namespaceAdmitted({ name: 'locked', uid: ns.metadata.uid! });
     await generator.idle();
 
-    expect(lines.filter((line) => line.level >= WARN).map((line) => line.msg)).toEqual(['generation write failed']);
+    expect(lines.filter((line) => line.level >= WARN).map((line) => line.msg)).toEqual(['copy write failed']);
   });
 
   it('on an admitted update, writes for the labels it lands with', async () => {

@@ -1,0 +1,37 @@
+import { podReferences, type PodReferences } from '../domain/pod-references.js';
+import type { Logger } from '../log.js';
+import { allowed, type Verdict } from './review.js';
+import type { Webhook } from './webhook-route.js';
+
+export interface PodWebhookDeps {
+  /** Writes what the pod references and is still missing in its namespace; see PodMaterializer. */
+  materialize: (namespace: string, refs: PodReferences, options: { dryRun: boolean; signal: AbortSignal }) => unknown;
+  log: Logger;
+}
+
+/**
+ * Pod CREATE: never denies. The copies the pod references that are still missing are written
+ * before the answer (bounded wait), so that the pod never starts without them; a dry run writes
+ * nothing. Anything else passes at once.
+ */
+export function podWebhook(deps: PodWebhookDeps): Webhook {
+  return (request, signal): Verdict | Promise<Verdict> => {
+    if (request.operation !== 'CREATE' || request.kind.group !== '' || request.kind.kind !== 'Pod') return allowed();
+    const namespace = request.namespace ?? '';
+    if (namespace === '') return allowed();
+    try {
+      const done = deps.materialize(namespace, podReferences(request.object), { dryRun: request.dryRun === true, signal });
+      if (!(done instanceof Promise)) return allowed();
+      return done.then(
+        () => allowed(),
+        (error: unknown) => {
+          deps.log.error({ ns: namespace, err: error }, 'copies for a pod could not be written');
+          return allowed();
+        },
+      );
+    } catch (error) {
+      deps.log.error({ ns: namespace, err: error }, 'copies for a pod could not be written');
+      return allowed();
+    }
+  };
+}

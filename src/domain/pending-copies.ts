@@ -1,0 +1,47 @@
+// Which copies a pod is about to need that are not there yet: the pure half of "copies before
+// pods". A copy is pending when a distribution targets the pod's namespace with a Secret or
+// ConfigMap the pod references, and the object there is missing or not in sync with it (and is
+// ours to write: a conflict stays a conflict).
+import { templateHash } from './hash.js';
+import { groupOf } from './kinds.js';
+import { planNamespace } from './plan.js';
+import type { PodReferences } from './pod-references.js';
+import { forbiddenFor, isTargeted } from './targets.js';
+import type { NamespaceInfo, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
+
+const POD_KINDS: readonly string[] = ['Secret', 'ConfigMap'];
+
+/** What a distribution will write, as far as a pod can reference it: a core Secret or ConfigMap, by name. */
+function copied(rd: ResourceDistribution): { kind: string; name: string } | undefined {
+  const { source, resource, rename } = rd.spec ?? {};
+  const named = source ?? resource;
+  if (named === undefined || groupOf(named.apiVersion) !== '' || !POD_KINDS.includes(named.kind)) return undefined;
+  const name = rename ?? source?.name ?? resource?.metadata?.name;
+  return typeof name === 'string' ? { kind: named.kind, name } : undefined;
+}
+
+/** The distributions whose copy a pod with these references would use; cheap, before anything is resolved. */
+export function referencedBy(distributions: readonly ResourceDistribution[], refs: PodReferences): ResourceDistribution[] {
+  if (refs.secrets.size === 0 && refs.configMaps.size === 0) return [];
+  return distributions.filter((rd) => {
+    const copy = copied(rd);
+    if (copy === undefined || rd.metadata.deletionTimestamp !== undefined) return false;
+    return (copy.kind === 'Secret' ? refs.secrets : refs.configMaps).has(copy.name);
+  });
+}
+
+/** Of those (resolved), the ones targeting `namespace` whose copy there must still be written. */
+export function pendingCopies(input: {
+  distributions: readonly ResolvedDistribution[];
+  namespace: NamespaceInfo;
+  existing: (rd: ResolvedDistribution) => Resource | undefined;
+  forbidden: readonly string[];
+  now: Date;
+}): ResolvedDistribution[] {
+  const { namespace, now } = input;
+  return input.distributions.filter((rd) => {
+    if (!isTargeted(rd.spec.targets, namespace, forbiddenFor(rd, input.forbidden))) return false;
+    const type = planNamespace(rd, namespace.name, input.existing(rd), now, templateHash(rd.spec.resource)).type;
+    return type === 'create' || type === 'update' || type === 'recreate';
+  });
+}
