@@ -103,6 +103,7 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
         deadlineMs: deadlines.pods ?? DEFAULT_DEADLINES_MS.pods,
         // A pod never waits on us beyond the deadline, nor fails because of us.
         failOpen: true,
+        quiet: true,
       }),
     );
   }

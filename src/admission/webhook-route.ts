@@ -28,6 +28,11 @@ export interface WebhookRouteOptions {
    * block) rather than answer `errored`, which the API server treats as a denial.
    */
   failOpen?: boolean;
+  /**
+   * Log each review at debug instead of info: for a webhook every pod of the cluster goes through,
+   * where a line per review would be noise (what it does of note is logged on its own).
+   */
+  quiet?: boolean;
 }
 
 function problem(c: Context, status: 400 | 413 | 415, message: string): Response {
@@ -149,8 +154,9 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     const latencyMs = performance.now() - started;
     metrics.admissionRequests.inc({ webhook: name, operation: request.operation, decision });
     metrics.admissionDuration.observe({ webhook: name }, latencyMs / 1000);
-    if (log.isLevelEnabled('info')) {
-      log.info(
+    const level = options.quiet === true ? 'debug' : 'info';
+    if (log.isLevelEnabled(level)) {
+      log[level](
         {
           uid: request.uid,
           kind: request.kind.kind,

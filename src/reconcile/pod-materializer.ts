@@ -105,6 +105,7 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
     deps.metrics.podMaterializeDuration.observe((deps.clock().getTime() - started) / 1000);
     const inPlace = results.filter((result) => result === 'written' || result === 'unchanged').length;
     if (inPlace < copies.length) log.warn({ ns: ns.name, pending: copies.length, inPlace }, 'pod admitted before all its copies were written');
+    else log.info({ ns: ns.name, copies: copies.length }, 'copies written before a pod was admitted');
     return { pending: copies.length, inPlace, missing: copies.length - inPlace };
   }
 
