@@ -11,10 +11,12 @@ import { parseKindNames, type KindName } from './domain/kinds.js';
 export type Mode = 'cluster' | 'local';
 
 export interface WebhookNames {
-  /** ValidatingWebhookConfiguration for ResourceDistributions. */
+  /** ValidatingWebhookConfiguration for ResourceDistributions (and ObjectSyncs). */
   distributions: string;
-  /** ValidatingWebhookConfiguration for Namespaces. */
+  /** ValidatingWebhookConfiguration for Namespaces (and Pods: copies before pods). */
   namespaces: string;
+  /** MutatingWebhookConfiguration for Pods (image-pull Secret injection); unset: not registered. */
+  pods?: string;
 }
 
 export interface TlsSettings {
@@ -156,17 +158,19 @@ class Reader {
   }
 }
 
+const DEFAULT_WEBHOOK_NAMES = ['resource-distributor-distributions', 'resource-distributor-namespaces', 'resource-distributor-pods'];
+
 function readWebhookNames(r: Reader): WebhookNames {
-  const names = r.list('RD_WEBHOOK_NAMES', ['resource-distributor-distributions', 'resource-distributor-namespaces']);
-  const [distributions, namespaces] = names;
-  if (names.length !== 2 || distributions === undefined || namespaces === undefined) {
-    r.problems.push('RD_WEBHOOK_NAMES: must be two names, "<distributions>,<namespaces>"');
+  const names = r.list('RD_WEBHOOK_NAMES', DEFAULT_WEBHOOK_NAMES);
+  const [distributions, namespaces, pods] = names;
+  if (names.length < 2 || names.length > 3 || distributions === undefined || namespaces === undefined) {
+    r.problems.push('RD_WEBHOOK_NAMES: must be two or three names, "<distributions>,<namespaces>[,<pods (mutating)>]"');
     return { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' };
   }
   for (const name of names) {
     if (!DNS_SUBDOMAIN.test(name)) r.problems.push(`RD_WEBHOOK_NAMES: ${name} is not a DNS subdomain`);
   }
-  return { distributions, namespaces };
+  return { distributions, namespaces, ...(pods === undefined ? {} : { pods }) };
 }
 
 function readAllowedKinds(r: Reader): KindName[] {

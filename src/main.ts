@@ -15,7 +15,7 @@ import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
-import { applyWebhookConfigurations, deleteWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
+import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
@@ -45,22 +45,27 @@ export interface RunningServer {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const webhookNameList = (config: Config): string[] => [config.webhookNames.distributions, config.webhookNames.namespaces];
+const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods === undefined ? [] : [config.webhookNames.pods]);
 
 /** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
 function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
   if (config.mode === 'cluster') {
-    return async (trust) => (await patchCaBundle(client, webhookNameList(config), trust)).length > 0;
+    return async (trust) => {
+      const validating = await patchCaBundle(client, webhookNameList(config), trust);
+      const mutating = await patchCaBundle(client, mutatingNameList(config), trust, 'mutatingwebhookconfigurations');
+      return validating.length + mutating.length > 0;
+    };
   }
   let applied: string | undefined;
   return async (trust) => {
     if (trust === applied) return false;
     const base = config.webhookUrl ?? `https://127.0.0.1:${port()}`;
-    const configurations = webhookConfigurations({
+    const options = {
       names: config.webhookNames,
       ownNamespace: config.namespace,
-      clientConfig: (path) => ({ url: `${base}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
-    });
-    await applyWebhookConfigurations(client, configurations);
+      clientConfig: (path: string) => ({ url: `${base}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
+    };
+    await applyWebhookConfigurations(client, [...webhookConfigurations(options), ...mutatingWebhookConfigurations(options)]);
     applied = trust;
     return true;
   };
@@ -125,6 +130,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
+    podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,
     readiness: () => ({
@@ -142,9 +148,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     certificates.stop();
     // A shared address stays registered: the other replicas behind it go on serving.
     if (config.mode === 'local' && config.webhookUrl === undefined) {
-      await deleteWebhookConfigurations(client, webhookNameList(config)).catch((error: unknown) =>
-        log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'),
-      );
+      await deleteWebhookConfigurations(client, webhookNameList(config))
+        .then(() => deleteWebhookConfigurations(client, mutatingNameList(config), 'mutatingwebhookconfigurations'))
+        .catch((error: unknown) => log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'));
     }
     if (https) {
       // Readiness already fails: give the endpoints time to drop this pod before closing.

@@ -20,6 +20,7 @@ export interface Metrics {
   kindsWatched: Gauge<'kind'>;
   podMaterialized: Counter<'result'>;
   podMaterializeDuration: Histogram;
+  podInjections: Counter;
 }
 
 export interface MetricsOptions {
@@ -123,6 +124,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       name: 'resource_distributor_pod_materialize_duration_seconds',
       help: 'How long a pod admission waited for the copies it references to be written (only when some were missing).',
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    podInjections: new Counter({
+      name: 'resource_distributor_pod_injections_total',
+      help: 'Image-pull Secret names added to pods being created (pod mutation).',
       registers,
     }),
     kindsWatched: new Gauge({

@@ -16,7 +16,7 @@ export const CONTROLLER_RULES: V1PolicyRule[] = [
 ];
 
 /** Cluster-wide rules of the admission side: the author's access check, the caBundle (read, then replace). */
-export function admissionRules(webhookConfigurations: readonly string[]): V1PolicyRule[] {
+export function admissionRules(webhookConfigurations: readonly string[], mutating: readonly string[] = []): V1PolicyRule[] {
   return [
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     {
@@ -25,6 +25,9 @@ export function admissionRules(webhookConfigurations: readonly string[]): V1Poli
       resourceNames: [...webhookConfigurations],
       verbs: ['get', 'update'],
     },
+    ...(mutating.length === 0
+      ? []
+      : [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [...mutating], verbs: ['get', 'update'] }]),
   ];
 }
 

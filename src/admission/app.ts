@@ -9,6 +9,7 @@ import type { Metrics } from '../metrics.js';
 import { distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
 import { objectSyncWebhook } from './object-sync-webhook.js';
+import { podMutationWebhook, type PodMutationWebhookDeps } from './pod-mutation-webhook.js';
 import { podWebhook, type PodWebhookDeps } from './pod-webhook.js';
 import { webhookRoute } from './webhook-route.js';
 
@@ -25,6 +26,8 @@ export interface AdmissionAppDeps {
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
   /** A pod is being admitted: the copies it references that are missing are written (never denies). */
   onPodAdmitted?: PodWebhookDeps['materialize'];
+  /** A pod is being created: the image-pull Secrets to add (mutating; never denies). */
+  podInjection?: PodMutationWebhookDeps['inject'];
   forbiddenNamespaces: readonly string[];
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
@@ -44,6 +47,7 @@ const DEFAULT_DEADLINES_MS = {
  * - POST /validate/resourcedistributions  ResourceDistribution CREATE/UPDATE (DELETE always allowed)
  * - POST /validate/objectsyncs             ObjectSync CREATE/UPDATE (DELETE always allowed)
  * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
+ * - POST /mutate/pods                     Pod CREATE (mutating), never denies, adds distributed image-pull Secrets
  * - POST /generate/pods                   Pod CREATE, never denies, writes the missing copies it references first
  * - GET  /healthz                         200 while the process serves requests (liveness)
  * - GET  /readyz                          200 when certificates are loaded and caches synced, else 503
@@ -102,6 +106,23 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
         bodyLimitBytes: deps.bodyLimitBytes,
         deadlineMs: deadlines.pods ?? DEFAULT_DEADLINES_MS.pods,
         // A pod never waits on us beyond the deadline, nor fails because of us.
+        failOpen: true,
+        quiet: true,
+      }),
+    );
+  }
+
+  const podInjection = deps.podInjection;
+  if (podInjection !== undefined) {
+    app.post(
+      WEBHOOK_PATHS.podMutation,
+      ...webhookRoute({
+        name: 'pod-mutation',
+        webhook: podMutationWebhook({ inject: podInjection, log, onInjected: (names) => metrics.podInjections.inc(names.length) }),
+        log,
+        metrics,
+        bodyLimitBytes: deps.bodyLimitBytes,
+        deadlineMs: WEBHOOK_TIMEOUT_SECONDS.podMutation * 1000 - 500,
         failOpen: true,
         quiet: true,
       }),

@@ -43,6 +43,9 @@ export interface AdmissionStatus {
 export interface AdmissionResponse {
   uid: string;
   allowed: boolean;
+  patchType?: 'JSONPatch';
+  /** base64 of the JSONPatch. */
+  patch?: string;
   status?: AdmissionStatus;
   warnings?: string[];
 }
@@ -55,7 +58,8 @@ export interface AdmissionReview {
 
 /** What a webhook decided; `encodeReview` turns it into the wire format. */
 export type Verdict =
-  | { decision: 'allowed'; warnings?: string[] }
+  /** `patch`: a JSONPatch that mutates the object (mutating webhooks only). */
+  | { decision: 'allowed'; warnings?: string[]; patch?: readonly unknown[] }
   | { decision: 'denied' | 'errored'; status: AdmissionStatus; warnings?: string[] };
 
 export function allowed(warnings: readonly string[] = []): Verdict {
@@ -84,6 +88,10 @@ export function encodeReview(uid: string, verdict: Verdict): AdmissionReview {
   const response: AdmissionResponse = { uid, allowed: verdict.decision === 'allowed' };
   if (verdict.decision !== 'allowed') response.status = verdict.status;
   if (verdict.warnings && verdict.warnings.length > 0) response.warnings = verdict.warnings;
+  if (verdict.decision === 'allowed' && verdict.patch !== undefined && verdict.patch.length > 0) {
+    response.patchType = 'JSONPatch';
+    response.patch = Buffer.from(JSON.stringify(verdict.patch)).toString('base64');
+  }
   return { apiVersion: ADMISSION_API_VERSION, kind: ADMISSION_KIND, response };
 }
 

@@ -7,13 +7,15 @@ export interface PodReferences {
   configMaps: Set<string>;
 }
 
-type Unknown = Record<string, unknown>;
+export type Unknown = Record<string, unknown>;
 
-function record(value: unknown): Unknown | undefined {
+/** An object of a review's pod, or undefined for anything else. */
+export function record(value: unknown): Unknown | undefined {
   return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Unknown) : undefined;
 }
 
-function list(value: unknown): Unknown[] {
+/** The objects of a list of a review's pod (anything else skipped). */
+export function list(value: unknown): Unknown[] {
   if (!Array.isArray(value)) return [];
   const items: Unknown[] = [];
   for (const item of value as unknown[]) {

@@ -76,6 +76,16 @@ export interface Targets {
 }
 
 export type WritePolicy = 'ignore' | 'overwrite' | 'strict';
+
+/** Which pods of the target namespaces get the distributed image-pull Secret named (pod mutation). */
+export type ImagePullSecretInjection = 'Never' | 'MatchingImages' | 'Always';
+export const IMAGE_PULL_SECRET_INJECTIONS: readonly ImagePullSecretInjection[] = ['Never', 'MatchingImages', 'Always'];
+/** Secret types that hold registry credentials: the only ones that may be injected. */
+export const REGISTRY_SECRET_TYPES: readonly string[] = ['kubernetes.io/dockerconfigjson', 'kubernetes.io/dockercfg'];
+/** On a pod: the image-pull Secret names we added. */
+export const ANNOTATION_INJECTED = 'resource-distributor.io/injected-image-pull-secrets';
+/** On a namespace or pod: `disabled` turns injection off for it. */
+export const LABEL_INJECT = 'resource-distributor.io/inject';
 export const WRITE_POLICIES: readonly WritePolicy[] = ['ignore', 'overwrite', 'strict'];
 
 /** An object of an allowed kind: the template in `spec.resource`, a copy, or a foreign object in its place. */
@@ -107,6 +117,7 @@ export interface DistributionSpec {
   rename?: string;
   targets: Targets;
   writePolicy?: WritePolicy;
+  imagePullSecretInjection?: ImagePullSecretInjection;
 }
 
 /**

@@ -4,7 +4,7 @@ import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
 import type { KindRegistry } from './kinds.js';
 import type { SchemaValidator } from './schema.js';
-import { WRITE_POLICIES } from './types.js';
+import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, WRITE_POLICIES } from './types.js';
 import { validateImmutable, validateResource } from './validate-resource.js';
 import { validateSource } from './validate-source.js';
 import { validateTargets } from './validate-targets.js';
@@ -30,6 +30,22 @@ function checkName(metadata: Record<string, unknown> | undefined): FieldProblem[
     return [{ path, message: `is ${name.length} characters long: at most 63, because copies are labelled with it` }];
   }
   return [];
+}
+
+/** Injection names the Secret in pods: only a registry Secret can be meant (a source's type is checked when read). */
+function checkInjection(spec: Record<string, unknown>): FieldProblem[] {
+  const value = spec.imagePullSecretInjection;
+  const path = 'spec.imagePullSecretInjection';
+  if (value === undefined || value === 'Never') return [];
+  if (!IMAGE_PULL_SECRET_INJECTIONS.some((mode) => mode === value)) return [{ path, message: `${quote(value)} is not an injection mode: use Never, MatchingImages or Always` }];
+  const resource = asRecord(spec.resource);
+  if (resource === undefined) {
+    const source = asRecord(spec.source);
+    return source?.kind === 'Secret' && source.apiVersion === 'v1' ? [] : [{ path, message: 'is only for a v1 Secret (spec.source names another kind)' }];
+  }
+  const type = resource.type;
+  if (resource.kind === 'Secret' && resource.apiVersion === 'v1' && typeof type === 'string' && REGISTRY_SECRET_TYPES.includes(type)) return [];
+  return [{ path, message: `is only for Secrets of type ${REGISTRY_SECRET_TYPES.join(' or ')}: they are what pods pull images with` }];
 }
 
 function checkWritePolicy(value: unknown): FieldProblem[] {
@@ -72,6 +88,7 @@ export function validateDistribution(input: {
       ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)),
       ...validateTargets(spec.targets, warnings, input.namespaceExists),
       ...checkWritePolicy(spec.writePolicy),
+      ...checkInjection(spec),
     );
   }
   return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };

@@ -1,4 +1,4 @@
-import type { AdmissionregistrationV1WebhookClientConfig, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 
@@ -8,6 +8,7 @@ export const WEBHOOK_PATHS = {
   objectSyncs: '/validate/objectsyncs',
   namespaces: '/generate/namespaces',
   pods: '/generate/pods',
+  podMutation: '/mutate/pods',
 } as const;
 
 /** How long the API server waits for each webhook; the admission app answers 1 s before that. */
@@ -15,11 +16,14 @@ export const WEBHOOK_TIMEOUT_SECONDS = {
   distributions: 5,
   namespaces: 3,
   pods: 3,
+  podMutation: 2,
 } as const;
 
 export interface WebhookConfigurationNames {
   distributions: string;
   namespaces: string;
+  /** The MutatingWebhookConfiguration (image-pull Secret injection); none registered when unset. */
+  pods?: string;
 }
 
 export interface WebhookDefinitionOptions {
@@ -118,22 +122,59 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
   ];
 }
 
+/** The label that opts a namespace or a pod out of image-pull Secret injection. */
+const OPT_OUT = { key: 'resource-distributor.io/inject', operator: 'NotIn', values: ['disabled'] };
+
+/** The MutatingWebhookConfiguration of pod mutation (image-pull Secrets), when it is named. */
+export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions): V1MutatingWebhookConfiguration[] {
+  const name = options.names.pods;
+  if (name === undefined) return [];
+  return [
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name, labels: { 'app.kubernetes.io/name': 'resource-distributor' } },
+      webhooks: [
+        {
+          admissionReviewVersions: ['v1'],
+          matchPolicy: 'Equivalent',
+          name: 'pods.mutate.resource-distributor.io',
+          clientConfig: options.clientConfig(WEBHOOK_PATHS.podMutation),
+          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+          // A pod is never held up by us: without the webhook it is created as it would have been.
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          reinvocationPolicy: 'IfNeeded',
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.podMutation,
+          namespaceSelector: {
+            matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] }, OPT_OUT],
+          },
+          objectSelector: { matchExpressions: [OPT_OUT] },
+        },
+      ],
+    },
+  ];
+}
+
 function toBase64(pem: string): string {
   return Buffer.from(pem, 'utf8').toString('base64');
 }
 
 const CONFLICT_RETRIES = 5;
-const CONFIGURATIONS = '/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations';
-const configurationPath = (name: string): string => `${CONFIGURATIONS}/${encodeURIComponent(name)}`;
+export type ConfigurationKind = 'validatingwebhookconfigurations' | 'mutatingwebhookconfigurations';
+const collection = (kind: ConfigurationKind): string => `/apis/admissionregistration.k8s.io/v1/${kind}`;
+const configurationPath = (name: string, kind: ConfigurationKind = 'validatingwebhookconfigurations'): string => `${collection(kind)}/${encodeURIComponent(name)}`;
+type AnyConfiguration = V1ValidatingWebhookConfiguration | V1MutatingWebhookConfiguration;
+const kindOf = (body: AnyConfiguration): ConfigurationKind => (body.kind === 'MutatingWebhookConfiguration' ? 'mutatingwebhookconfigurations' : 'validatingwebhookconfigurations');
 
-async function patchOne(client: KubeClient, name: string, caBundle: string): Promise<boolean> {
+async function patchOne(client: KubeClient, name: string, caBundle: string, kind: ConfigurationKind): Promise<boolean> {
   for (let attempt = 1; ; attempt++) {
-    const current = await client.request<V1ValidatingWebhookConfiguration>('GET', configurationPath(name));
+    const current = await client.request<AnyConfiguration>('GET', configurationPath(name, kind));
     const webhooks = current.webhooks ?? [];
     if (webhooks.every((w) => w.clientConfig.caBundle === caBundle)) return false;
     for (const webhook of webhooks) webhook.clientConfig.caBundle = caBundle;
     try {
-      await client.request('PUT', configurationPath(name), { body: current });
+      await client.request('PUT', configurationPath(name, kind), { body: current });
       return true;
     } catch (error) {
       if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
@@ -145,35 +186,36 @@ async function patchOne(client: KubeClient, name: string, caBundle: string): Pro
  * Puts `caBundlePem` into every webhook of the named configurations (read, compare, replace with
  * the read resourceVersion; a concurrent change is retried). Returns the names it changed.
  */
-export async function patchCaBundle(client: KubeClient, names: readonly string[], caBundlePem: string): Promise<string[]> {
+export async function patchCaBundle(client: KubeClient, names: readonly string[], caBundlePem: string, kind: ConfigurationKind = 'validatingwebhookconfigurations'): Promise<string[]> {
   const caBundle = toBase64(caBundlePem);
   const changed: string[] = [];
   for (const name of names) {
-    if (await patchOne(client, name, caBundle)) changed.push(name);
+    if (await patchOne(client, name, caBundle, kind)) changed.push(name);
   }
   return changed;
 }
 
 /** Creates the configurations, or replaces those that exist (local mode owns them outright). */
-export async function applyWebhookConfigurations(client: KubeClient, configurations: readonly V1ValidatingWebhookConfiguration[]): Promise<void> {
+export async function applyWebhookConfigurations(client: KubeClient, configurations: readonly AnyConfiguration[]): Promise<void> {
   for (const body of configurations) {
     const name = body.metadata?.name ?? '';
+    const kind = kindOf(body);
     try {
-      await client.request('POST', CONFIGURATIONS, { body });
+      await client.request('POST', collection(kind), { body });
     } catch (error) {
       if (!isAlreadyExists(error)) throw error;
-      const current = await client.request<V1ValidatingWebhookConfiguration>('GET', configurationPath(name));
-      await client.request('PUT', configurationPath(name), {
+      const current = await client.request<AnyConfiguration>('GET', configurationPath(name, kind));
+      await client.request('PUT', configurationPath(name, kind), {
         body: { ...body, metadata: { ...body.metadata, resourceVersion: current.metadata?.resourceVersion } },
       });
     }
   }
 }
 
-export async function deleteWebhookConfigurations(client: KubeClient, names: readonly string[]): Promise<void> {
+export async function deleteWebhookConfigurations(client: KubeClient, names: readonly string[], kind: ConfigurationKind = 'validatingwebhookconfigurations'): Promise<void> {
   for (const name of names) {
     try {
-      await client.request('DELETE', configurationPath(name));
+      await client.request('DELETE', configurationPath(name, kind));
     } catch (error) {
       if (!isNotFound(error)) throw error;
     }

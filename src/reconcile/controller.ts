@@ -11,6 +11,7 @@ import { createEventRecorder } from '../k8s/event-recorder.js';
 import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/leader-election.js';
 import { createCopyWriter } from './copy-writer.js';
 import { createGenerator } from './generator.js';
+import { createPodInjector, type PodInjector } from './pod-injector.js';
 import { createPodMaterializer, type PodMaterializer } from './pod-materializer.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
@@ -55,6 +56,8 @@ export interface Controller {
   namespaceExists(name: string): boolean | undefined;
   /** A pod is being admitted: write the copies it references that are still missing (see PodMaterializer). */
   podAdmitted: PodMaterializer['materialize'];
+  /** A pod is being created: the image-pull Secrets it gets named (see PodInjector). */
+  podInjection: PodInjector['inject'];
 }
 
 /** What tests and tools may use beyond the contract. */
@@ -127,6 +130,7 @@ export function createController(deps: ControllerDeps): RunningController {
     forbiddenNamespaces: settings.forbiddenNamespaces,
     waitMs: settings.podWaitMs ?? 1_500,
   });
+  const injector = createPodInjector({ api, caches, catalog, log, forbiddenNamespaces: settings.forbiddenNamespaces });
   // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
   const allNames = (): Set<string> =>
     new Set([
@@ -261,6 +265,7 @@ export function createController(deps: ControllerDeps): RunningController {
       if (settings.namespaceGeneration !== false) generator.namespaceAdmitted(ns);
     },
     podAdmitted: (namespace, refs, options) => materializer.materialize(namespace, refs, options),
+    podInjection: (namespace, pod) => injector.inject(namespace, pod),
     namespaceExists: (name) => {
       if (!caches.synced()) return undefined;
       const ns = caches.namespaces.get(name);

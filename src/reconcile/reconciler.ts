@@ -13,6 +13,7 @@ import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import {
   ANNOTATION_FROM,
   ANNOTATION_OBJECT_SYNC,
+  REGISTRY_SECRET_TYPES,
   type Action,
   type Outcome,
   type ResolvedDistribution,
@@ -173,8 +174,25 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
     return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
   }
 
+  /** Sources whose injection could not be honoured, said once per source content (a Warning Event). */
+  const injectionWarned = new Set<string>();
+
+  /** spec.imagePullSecretInjection on a source that turns out not to be a registry Secret: pods get nothing; say so once. */
+  async function checkInjection(rd: ResolvedDistribution): Promise<void> {
+    const mode = rd.spec.imagePullSecretInjection;
+    if (rd.spec.source === undefined || mode === undefined || mode === 'Never') return;
+    const { kind, type } = rd.spec.resource;
+    if (kind === 'Secret' && REGISTRY_SECRET_TYPES.includes(type ?? '')) return;
+    const key = `${rd.metadata.name}/${rd.metadata.generation ?? ''}/${type ?? ''}`;
+    if (injectionWarned.has(key)) return;
+    injectionWarned.add(key);
+    const { namespace, name } = rd.spec.source;
+    await deps.events.warning(rd, 'InjectionNotPossible', `spec.imagePullSecretInjection ${mode}: source ${kind} ${namespace}/${name} is not a registry Secret (type ${type ?? 'none'}); no pod gets it named`);
+  }
+
   async function reconcileDistribution(rd: ResolvedDistribution, signal: AbortSignal): Promise<ProcessResult> {
     const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
+    await checkInjection(rd);
     // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
     if (!caches.copies.synced(kind)) return 'retry';
     const namespaces = caches.namespaces.list().map((ns) => ns.info);

@@ -42,6 +42,7 @@ function recordingController(deps: ControllerDeps): Controller {
       controller.namespaceAdmitted(ns);
     },
     podAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
+    podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
   };
 }
 

@@ -10,7 +10,7 @@ describe('loadConfig', () => {
       port: 9443,
       host: '0.0.0.0',
       namespace: 'resource-distributor',
-      webhookNames: { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces' },
+      webhookNames: { distributions: 'resource-distributor-distributions', namespaces: 'resource-distributor-namespaces', pods: 'resource-distributor-pods' },
       leaderElection: true,
       bodyLimitBytes: 8 * 1024 * 1024,
       sarCacheTtlMs: 10_000,
@@ -53,7 +53,7 @@ describe('loadConfig', () => {
       expect((error as ConfigError).problems).toEqual([
         'RD_MODE=remote: must be one of cluster, local',
         'RD_PORT=https: must be an integer from 0 to 65535',
-        'RD_WEBHOOK_NAMES: must be two names, "<distributions>,<namespaces>"',
+        'RD_WEBHOOK_NAMES: must be two or three names, "<distributions>,<namespaces>[,<pods (mutating)>]"',
         'RD_SWEEP_INTERVAL=300: must be a duration such as 500ms, 10s, 5m, 1h or 90d (at least 1000)',
         'RD_CONCURRENCY=0: must be an integer from 1 to 256',
         'RD_FORBIDDEN_NAMESPACES: Bad_Name is not a DNS label',

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
-import { webhookConfigurations } from '../../../src/k8s/webhook-config.js';
+import { mutatingWebhookConfigurations, webhookConfigurations } from '../../../src/k8s/webhook-config.js';
 import { admissionRules, CONTROLLER_RULES, ownNamespaceRules } from '../../rbac-rules.js';
 
 const DIR = 'webhook-config';
@@ -68,7 +68,7 @@ describe('webhook-config/', () => {
   });
 
   it('gives every manifest a kind, an apiVersion and a name; namespaced ones live in our namespace', () => {
-    const clusterScoped = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'CustomResourceDefinition'];
+    const clusterScoped = ['Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingWebhookConfiguration', 'MutatingWebhookConfiguration', 'CustomResourceDefinition'];
     for (const m of manifests) {
       expect(m.apiVersion, JSON.stringify(m.metadata)).toBeTruthy();
       expect(m.metadata.name).toMatch(/^[a-z0-9][-a-z0-9.]*$/);
@@ -117,7 +117,7 @@ describe('webhook-config/', () => {
   it('grants exactly the verbs the code calls, by name where Kubernetes allows it', () => {
     const config = loadConfig({});
     const webhookNames = [config.webhookNames.distributions, config.webhookNames.namespaces];
-    expect((one('ClusterRole') as unknown as { rules: Rule[] }).rules).toEqual([...CONTROLLER_RULES, ...admissionRules(webhookNames)]);
+    expect((one('ClusterRole') as unknown as { rules: Rule[] }).rules).toEqual([...CONTROLLER_RULES, ...admissionRules(webhookNames, [config.webhookNames.pods ?? ''])]);
     expect((one('Role') as unknown as { rules: Rule[] }).rules).toEqual(ownNamespaceRules(config.leaseName, config.tlsSecret));
   });
 
@@ -164,6 +164,8 @@ describe('webhook-config/', () => {
     };
     const fromYaml = byKind('ValidatingWebhookConfiguration').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
     expect(fromYaml.map(strip)).toEqual(fromCode.map(strip));
+    const mutating = mutatingWebhookConfigurations({ names: { distributions: '', namespaces: '', pods: 'resource-distributor-pods' }, ownNamespace: 'resource-distributor', clientConfig: () => ({}) });
+    expect(byKind('MutatingWebhookConfiguration').map(strip)).toEqual(mutating.map(strip));
   });
 
   it('points the webhooks at our Service', () => {

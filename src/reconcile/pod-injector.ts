@@ -1,0 +1,100 @@
+// Pod mutation: which distributed image-pull Secrets a pod being created gets named. Reads only the
+// caches (no API request, but for a namespace created a moment ago and not cached yet); the
+// decision itself is pure (domain/pod-injection.ts). Registry keys are parsed once per template
+// content and remembered (keys only: credentials are never kept).
+import { classifyExisting } from '../domain/copy.js';
+import { templateHash } from '../domain/hash.js';
+import { isCoreDataKind, kindKeyOf } from '../domain/kinds.js';
+import { podInjection, type InjectionCandidate, type PodInjection } from '../domain/pod-injection.js';
+import { registryKeys, type RegistryKey } from '../domain/registry-credentials.js';
+import { forbiddenFor, isTargeted } from '../domain/targets.js';
+import { LABEL_INJECT, REGISTRY_SECRET_TYPES, type NamespaceInfo, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import { toCachedNamespace, type Caches } from '../k8s/caches.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import { describeApiError } from '../k8s/errors.js';
+import { resolveDistribution } from './distributable.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
+
+export interface PodInjector {
+  inject(namespace: string, pod: unknown): PodInjection | Promise<PodInjection>;
+}
+
+export interface PodInjectorDeps {
+  api: Pick<ClusterApi, 'getNamespace'>;
+  caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
+  catalog: Pick<DistributionCatalog, 'list'>;
+  log: Logger;
+  forbiddenNamespaces: readonly string[];
+}
+
+const NONE: PodInjection = { names: [], patch: [] };
+
+const injects = (rd: ResourceDistribution): boolean => rd.spec?.imagePullSecretInjection === 'Always' || rd.spec?.imagePullSecretInjection === 'MatchingImages';
+const MAX_REMEMBERED = 1024;
+
+export function createPodInjector(deps: PodInjectorDeps): PodInjector {
+  const { caches } = deps;
+  /** template hash -> its registry keys. */
+  const keysByHash = new Map<string, RegistryKey[]>();
+
+  function keysOf(rd: ResolvedDistribution): RegistryKey[] {
+    const hash = templateHash(rd.spec.resource);
+    let keys = keysByHash.get(hash);
+    if (keys === undefined) {
+      keys = registryKeys(rd.spec.resource.type, rd.spec.resource.data);
+      if (keysByHash.size >= MAX_REMEMBERED) keysByHash.delete(keysByHash.keys().next().value ?? '');
+      keysByHash.set(hash, keys);
+    }
+    return keys;
+  }
+
+  /** The copy there is ours, or not written yet (copies before pods writes it before the pod starts): never an object we do not own. */
+  function copyUsable(rd: ResolvedDistribution, ns: NamespaceInfo): boolean {
+    const { apiVersion, kind, metadata } = rd.spec.resource;
+    const existing = caches.copies.get({ kind: kindKeyOf(apiVersion, kind), namespace: ns.name, name: metadata.name ?? '' });
+    return existing === undefined || classifyExisting(rd, existing).kind === 'ours';
+  }
+
+  /** The distribution, resolved, if it injects into `ns` a registry Secret whose copy there may be named. */
+  function injecting(rd: ResourceDistribution, ns: NamespaceInfo): ResolvedDistribution | undefined {
+    if (!injects(rd) || rd.metadata.deletionTimestamp !== undefined) return undefined;
+    if (!isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces))) return undefined;
+    const resolution = resolveDistribution(rd, caches);
+    if (resolution.state !== 'ready') return undefined;
+    const { resource } = resolution.rd.spec;
+    const registry = resource.kind === 'Secret' && isCoreDataKind(resource.apiVersion, resource.kind) && REGISTRY_SECRET_TYPES.includes(resource.type ?? '');
+    return registry && copyUsable(resolution.rd, ns) ? resolution.rd : undefined;
+  }
+
+  function candidates(ns: NamespaceInfo): InjectionCandidate[] {
+    return deps.catalog.list().flatMap((rd): InjectionCandidate[] => {
+      const resolved = injecting(rd, ns);
+      const mode = rd.spec.imagePullSecretInjection;
+      if (resolved === undefined || (mode !== 'Always' && mode !== 'MatchingImages')) return [];
+      return [{ distribution: rd.metadata.name, secret: resolved.spec.resource.metadata.name ?? '', mode, keys: mode === 'MatchingImages' ? keysOf(resolved) : [] }];
+    });
+  }
+
+  function injectIn(ns: NamespaceInfo, pod: unknown): PodInjection {
+    if (ns.labels[LABEL_INJECT] === 'disabled') return NONE;
+    return podInjection(pod, candidates(ns));
+  }
+
+
+  return {
+    inject: (namespace, pod) => {
+      const cached = caches.namespaces.get(namespace)?.info;
+      if (cached !== undefined) return injectIn(cached, pod);
+      // A namespace created a moment ago: read it, but only if anything injects at all.
+      if (!deps.catalog.list().some(injects)) return NONE;
+      return deps.api.getNamespace(namespace).then(
+        (found) => (found === undefined ? NONE : injectIn(toCachedNamespace(found).info, pod)),
+        (error: unknown) => {
+          deps.log.warn({ ns: namespace, err: describeApiError(error).message }, 'namespace of a pod could not be read');
+          return NONE;
+        },
+      );
+    },
+  };
+}
