@@ -12,7 +12,7 @@ import type { LoadResult, LoadSpec } from './load-child.js';
 import type { Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 
-export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)';
+export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
 
 /** One load step's figures (those of the load generator, without its status-code breakdown). */
 export interface AdmissionRow extends Omit<LoadResult, 'statusCodes'> {
@@ -68,6 +68,16 @@ function buildTargets(productPort: number, baselinePort: number, namespaces: str
       expect: allowed,
     },
     {
+      // A pod from the registry of the distributed pull Secret, which does not name it yet: the patch adds it.
+      endpoint: 'pod mutation',
+      url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.podMutation}`,
+      body: review()
+        .pod(namespaces[1] ?? 'default', { containers: [{ name: 'app', image: 'registry.example.com/team/app:1' }] })
+        .uid('bench')
+        .body(),
+      expect: (response) => allowed(response) && (JSON.parse(response) as { response?: { patch?: string } }).response?.patch !== undefined,
+    },
+    {
       endpoint: 'namespace (dry-run)',
       url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.namespaces}`,
       body: review().namespace('bench-admission-new', { team: 'bench' }).dryRun().uid('bench').body(),
@@ -107,8 +117,9 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   const { kube, product, size } = options;
   const namespaces = ['default', 'bench-admission-a', 'bench-admission-b'];
   await kube.createNamespaces(namespaces.slice(1), {}, 2);
-  const pull = distribution(POD_SECRET).secret(POD_SECRET, { token: 'dG9rZW4=' }).included(namespaces[1] ?? 'default').build();
-  await kube.createDistribution({ ...pull, metadata: { name: POD_SECRET } });
+  const config = JSON.stringify({ auths: { 'registry.example.com': { auth: Buffer.from('robot:bench').toString('base64') } } });
+  const pull = distribution(POD_SECRET).secret(POD_SECRET, { '.dockerconfigjson': config }, 'kubernetes.io/dockerconfigjson').included(namespaces[1] ?? 'default').build();
+  await kube.createDistribution({ ...pull, metadata: { name: POD_SECRET }, spec: { ...pull.spec, imagePullSecretInjection: 'MatchingImages' } });
   await kube.waitForDistributions('the pod bench Secret copied', (items) => items.some((rd) => rd.metadata.name === POD_SECRET && rd.status?.succeeded === 1), 30_000);
   const bundle = product.certificates;
   const baseline = await startBaselineServer(bundle.serving);
@@ -116,9 +127,10 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   try {
     const all = buildTargets(product.port, baseline.port, namespaces);
     for (const target of all) await preflight(target, bundle.trust);
-    const steps = [...size.admission.steps.map((step) => ({ step, targets: all.filter((t) => t.endpoint !== 'pod (copies in place)') }))];
-    // The pod webhook at its own rate, beside the trivial route at the same rate.
-    for (const step of size.admission.podSteps) steps.push({ step, targets: all.filter((t) => t.endpoint === 'baseline' || t.endpoint === 'pod (copies in place)') });
+    const podEndpoints: readonly Endpoint[] = ['pod (copies in place)', 'pod mutation'];
+    const steps = [...size.admission.steps.map((step) => ({ step, targets: all.filter((t) => !podEndpoints.includes(t.endpoint)) }))];
+    // The pod webhooks at their own rate, beside the trivial route at the same rate.
+    for (const step of size.admission.podSteps) steps.push({ step, targets: all.filter((t) => t.endpoint === 'baseline' || podEndpoints.includes(t.endpoint)) });
     for (const { step, targets } of steps) {
       for (const target of targets) {
         const reviewsBefore = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' });

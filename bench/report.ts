@@ -85,7 +85,7 @@ function renderAdmission(result: AdmissionResult): string {
       `Baseline: a trivial route on the same stack (Hono over node:https, same certificate) answering a fixed small JSON. ` +
       `Distribution validation: a valid CREATE with includedNamespaces ${result.targetNamespaces.join(', ')} by one fixed user; ` +
       `namespace: a dry-run CREATE (no generation); pod (copies in place): a Pod CREATE in a namespace where the image-pull Secret it references is distributed and its copy already there ` +
-      `(the common case of "copies before pods": the caches say nothing is pending, no API request), against the trivial route at the same rate.`,
+      `(the common case of "copies before pods": the caches say nothing is pending, no API request); pod mutation: a Pod CREATE from the registry of that Secret (distributed with imagePullSecretInjection MatchingImages), answered with the JSONPatch that adds it; both against the trivial route at the same rate.`,
     '',
     table(['endpoint', 'rate req/s', 'connections', 'achieved req/s', 'p50', 'p99', 'max', 'errors', 'non-2xx', 'SARs sent'], rows),
     '',

@@ -49,11 +49,17 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
     return keys;
   }
 
-  /** The copy there is ours, or not written yet (copies before pods writes it before the pod starts): never an object we do not own. */
+  /**
+   * The copy there is ours, or not written yet (copies before pods writes it before the pod
+   * starts): never an object we do not own. Such an object is outside the caches (they hold our
+   * copies only): the distribution's status names the namespaces where one stands in the way.
+   */
   function copyUsable(rd: ResolvedDistribution, ns: NamespaceInfo): boolean {
     const { apiVersion, kind, metadata } = rd.spec.resource;
     const existing = caches.copies.get({ kind: kindKeyOf(apiVersion, kind), namespace: ns.name, name: metadata.name ?? '' });
-    return existing === undefined || classifyExisting(rd, existing).kind === 'ours';
+    if (existing !== undefined) return classifyExisting(rd, existing).kind === 'ours';
+    const conflict = rd.status?.conditions.find((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True');
+    return !(conflict?.failedNamespace ?? []).includes(ns.name);
   }
 
   /** The distribution, resolved, if it injects into `ns` a registry Secret whose copy there may be named. */

@@ -1,7 +1,8 @@
 // No Secret value anywhere: the whole product (admission and controller, logging at trace level)
 // distributes Secrets whose data carries a marker, through every path that reports something —
 // copies written, drift repaired, a conflict (Event), a type change (recreate), a missing namespace,
-// an invalid distribution and an unauthorized author (denials) — and the marker, plain or base64,
+// an invalid distribution and an unauthorized author (denials), a registry Secret injected into a
+// pod (pod mutation) — and the marker, plain or base64,
 // never appears in a log line, an Event, a status, an error answer or /metrics.
 import { Writable } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
@@ -52,7 +53,10 @@ beforeAll(async () => {
       }),
     }),
     env: { RD_LOG_LEVEL: 'trace' },
-    overrides: { webhookNames: { distributions: uniqueName('e2e-leak-distributions'), namespaces: uniqueName('e2e-leak-namespaces') }, shutdownDelayMs: 0 },
+    overrides: {
+      webhookNames: { distributions: uniqueName('e2e-leak-distributions'), namespaces: uniqueName('e2e-leak-namespaces'), pods: uniqueName('e2e-leak-pods') },
+      shutdownDelayMs: 0,
+    },
   });
   // The distribution webhook answers once registered: an invalid dry run is denied.
   await waitFor(
@@ -118,6 +122,27 @@ describe('Secret values', () => {
         { what: 'the author to reach the webhook', timeoutMs: 20_000 },
       ),
     );
+
+    // A registry Secret injected into pods (its keys parsed, its credentials never kept).
+    const registry = uniqueName('rd-leak-registry');
+    const pulled = (await kube.createNamespace('leak-pods')).metadata!.name!;
+    const config = { auths: { 'registry.example.com': { username: 'robot', password: MARKER, auth: b64(`robot:${MARKER}`) } } };
+    const registryRd = distributionOf(registry, { ...secret({ '.dockerconfigjson': b64(JSON.stringify(config)) }, 'kubernetes.io/dockerconfigjson'), metadata: { name: 'pull' } }, {
+      includedNamespaces: { list: [{ name: pulled }] },
+    });
+    await kube.createDistribution({ ...registryRd, spec: { ...registryRd.spec, imagePullSecretInjection: 'MatchingImages' } });
+    await kube.waitForStatus(registry, (s) => s.succeeded === 1);
+    const pod = await waitFor(
+      async () => {
+        const created = await kc.makeApiClient(CoreV1Api).createNamespacedPod({
+          namespace: pulled,
+          body: { metadata: { name: uniqueName('pod') }, spec: { containers: [{ name: 'c', image: 'registry.example.com/app:1' }] } },
+        });
+        return (created.spec?.imagePullSecrets ?? []).length > 0 ? created : undefined;
+      },
+      { what: 'a pod with the injected Secret' },
+    );
+    expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'pull' }]);
 
     const events = await kc.makeApiClient(CoreV1Api).listEventForAllNamespaces();
     const status = JSON.stringify((await kube.getDistribution(name))?.status);

@@ -48,6 +48,14 @@ describe('pod mutation', () => {
     expect(await names(injector, 'team-a', pod('nginx'))).toEqual([]);
   });
 
+  it('never names a same-named Secret outside its cache that its status reports as a conflict', async () => {
+    const injector = await setup('Always');
+    h.cluster.putObject(foreign('Secret', 'registry-pull', 'team-a').build());
+    await h.reconciler.reconcile('registry');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await names(injector, 'team-a', pod('nginx'))).toEqual([]);
+  });
+
   it('never injects a Secret that is not a registry Secret', async () => {
     const injector = await setup('Always', 'Opaque');
     expect(await names(injector, 'team-a', pod('nginx'))).toEqual([]);
