@@ -160,6 +160,27 @@ describe('validateDistribution: each rule', () => {
   });
 });
 
+describe('validateDistribution: spec.imagePullSecretInjection', () => {
+  const pull = (): DistributionBuilder => distribution('p').secret('pull', { '.dockerconfigjson': '{"auths":{}}' }, 'kubernetes.io/dockerconfigjson').allNamespaces();
+  const legacy = (): DistributionBuilder => distribution('p').secret('pull', { '.dockercfg': '{}' }, 'kubernetes.io/dockercfg').allNamespaces();
+  const withMode = (builder: DistributionBuilder, mode: unknown): unknown => {
+    const rd = builder.build();
+    return { ...rd, spec: { ...rd.spec, imagePullSecretInjection: mode } };
+  };
+  const FIELD = 'spec.imagePullSecretInjection';
+
+  it.each([
+    ['MatchingImages on a dockerconfigjson Secret', withMode(pull(), 'MatchingImages'), []],
+    ['Always on a legacy dockercfg Secret', withMode(legacy(), 'Always'), []],
+    ['Never on anything', withMode(cm(), 'Never'), []],
+    ['Always on an Opaque Secret', withMode(secret(), 'Always'), [FIELD]],
+    ['MatchingImages on a ConfigMap', withMode(cm(), 'MatchingImages'), [FIELD]],
+    ['a mode that does not exist', withMode(pull(), 'Sometimes'), [FIELD]],
+  ])('%s', (_what, object, paths) => {
+    expect(check(object, { namespaceExists: () => true }).problems.map((problem) => problem.path)).toEqual(paths);
+  });
+});
+
 describe('validateDistribution: warnings', () => {
   it.each<[string, DistributionBuilder, ((name: string) => boolean | undefined) | undefined, string[]]>([
     ['included namespaces that do not exist', cm().included('ns-2'), (name) => name === 'ns-1', ['namespace "ns-2" does not exist yet: copied when it appears']],

@@ -68,3 +68,21 @@ describe('pod mutation', () => {
     expect(h.requests.tally().byRequest['get namespaces']).toBe(1);
   });
 });
+
+describe('injection from a source', () => {
+  it('says once, with a Warning Event, that a source which is not a registry Secret is not injected', async () => {
+    h = await startHarness();
+    h.cluster.putNamespace('platform');
+    h.cluster.putNamespace('team-a', { team: 'a' });
+    h.cluster.putObject({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'creds', namespace: 'platform' }, type: 'Opaque', data: { k: 'dg==' } });
+    const rd = distribution('from-source').matchLabels({ team: 'a' }).build();
+    const source = { apiVersion: 'v1', kind: 'Secret', namespace: 'platform', name: 'creds' };
+    h.cluster.putDistribution({ ...rd, spec: { targets: rd.spec.targets, source, imagePullSecretInjection: 'Always' } });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    h.caches.sources.follow([source]);
+    for (let i = 0; i < 50 && !h.caches.sources.get(source).synced; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    await h.reconciler.reconcile('from-source');
+    await h.reconciler.reconcile('from-source');
+    expect(h.cluster.events.filter((event) => event.reason === 'InjectionNotPossible').map((event) => event.type)).toEqual(['Warning']);
+  });
+});
