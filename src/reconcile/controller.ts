@@ -108,29 +108,11 @@ export function createController(deps: ControllerDeps): RunningController {
     log,
     onDepth: (depth) => metrics.queueDepth.set(depth),
   });
-  const generator = createGenerator({
-    api,
-    caches,
-    catalog,
-    writer,
-    clock,
-    log,
-    metrics,
-    forbiddenNamespaces: settings.forbiddenNamespaces,
-    parallelism: settings.applyParallelism,
-  });
-  const materializer = createPodMaterializer({
-    api,
-    caches,
-    catalog,
-    writer,
-    clock,
-    log,
-    metrics,
-    forbiddenNamespaces: settings.forbiddenNamespaces,
-    waitMs: settings.podWaitMs ?? 1_500,
-  });
-  const injector = createPodInjector({ api, caches, catalog, log, forbiddenNamespaces: settings.forbiddenNamespaces });
+  // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
+  const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces: settings.forbiddenNamespaces };
+  const generator = createGenerator({ ...outside, parallelism: settings.applyParallelism });
+  const materializer = createPodMaterializer({ ...outside, waitMs: settings.podWaitMs ?? 1_500 });
+  const injector = createPodInjector(outside);
   // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
   const allNames = (): Set<string> =>
     new Set([

@@ -62,7 +62,7 @@ function until<T>(work: Promise<T>, signal: AbortSignal, fallback: T): Promise<T
 export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterializer {
   const { caches, log } = deps;
 
-  function resolved(namespace: string, refs: PodReferences): ResolvedDistribution[] {
+  function resolved(refs: PodReferences): ResolvedDistribution[] {
     return referencedBy(deps.catalog.list(), refs).flatMap((rd) => {
       const resolution = resolveDistribution(rd, caches);
       return resolution.state === 'ready' ? [resolution.rd] : [];
@@ -118,7 +118,7 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
 
   return {
     materialize: (namespace, refs, options) => {
-      const distributions = resolved(namespace, refs);
+      const distributions = resolved(refs);
       if (distributions.length === 0) return NOTHING;
       const cached = caches.namespaces.get(namespace)?.info;
       if (cached !== undefined) return materializeIn(cached, distributions, options);
