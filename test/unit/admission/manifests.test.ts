@@ -176,3 +176,33 @@ describe('webhook-config/', () => {
     }
   });
 });
+
+describe('the CRDs, as kubectl shows them', () => {
+  interface SchemaNode {
+    description?: string;
+    properties?: Record<string, SchemaNode>;
+    items?: SchemaNode;
+  }
+  interface Crd {
+    metadata: { name: string };
+    spec: { versions: { schema: { openAPIV3Schema: SchemaNode }; additionalPrinterColumns?: { name: string; priority?: number; jsonPath: string }[] }[] };
+  }
+  const crds = manifests.filter((m) => m.kind === 'CustomResourceDefinition') as unknown as Crd[];
+
+  /** Every field path without a description (what `kubectl explain` would show bare). */
+  function undescribed(node: SchemaNode, path: string): string[] {
+    const own = path !== '' && !['apiVersion', 'kind', 'metadata'].includes(path) && node.description === undefined ? [path] : [];
+    const children = Object.entries(node.properties ?? {}).flatMap(([key, child]) => undescribed(child, path === '' ? key : `${path}.${key}`));
+    return [...own, ...children, ...(node.items ? undescribed({ ...node.items, description: 'an item' }, `${path}[]`) : [])];
+  }
+
+  it.each(crds.map((crd) => [crd.metadata.name, crd] as const))('%s describes every field', (_name, crd) => {
+    expect(undescribed(crd.spec.versions[0]!.schema.openAPIV3Schema, '')).toEqual([]);
+  });
+
+  it('shows what a distribution copies with -o wide', () => {
+    const rd = crds.find((crd) => crd.metadata.name === 'resourcedistributions.apps.kruise.io')!;
+    const wide = (rd.spec.versions[0]!.additionalPrinterColumns ?? []).filter((column) => column.priority === 1).map((column) => column.jsonPath);
+    expect(wide).toEqual(['.spec.resource.kind', '.spec.resource.metadata.name', '.spec.source.kind', '.spec.source.name']);
+  });
+});
