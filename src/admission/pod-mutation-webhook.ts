@@ -1,5 +1,6 @@
 import type { PodInjection } from '../domain/pod-injection.js';
 import type { Logger } from '../log.js';
+import { neverDenies } from './never-denies.js';
 import { allowed, type Verdict } from './review.js';
 import type { Webhook } from './webhook-route.js';
 
@@ -24,19 +25,6 @@ export function podMutationWebhook(deps: PodMutationWebhookDeps): Webhook {
   return (request): Verdict | Promise<Verdict> => {
     if (request.operation !== 'CREATE' || request.kind.group !== '' || request.kind.kind !== 'Pod' || !request.namespace) return allowed();
     const namespace = request.namespace;
-    try {
-      const injection = deps.inject(namespace, request.object);
-      if (!(injection instanceof Promise)) return verdictOf(injection, deps);
-      return injection.then(
-        (done) => verdictOf(done, deps),
-        (error: unknown) => {
-          deps.log.error({ ns: namespace, err: error }, 'pod mutation failed');
-          return allowed();
-        },
-      );
-    } catch (error) {
-      deps.log.error({ ns: namespace, err: error }, 'pod mutation failed');
-      return allowed();
-    }
+    return neverDenies(deps.log, { ns: namespace }, 'pod mutation failed', () => deps.inject(namespace, request.object), (injection) => verdictOf(injection, deps));
   };
 }

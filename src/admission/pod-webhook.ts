@@ -1,5 +1,6 @@
 import { podReferences, type PodReferences } from '../domain/pod-references.js';
 import type { Logger } from '../log.js';
+import { neverDenies } from './never-denies.js';
 import { allowed, type Verdict } from './review.js';
 import type { Webhook } from './webhook-route.js';
 
@@ -19,19 +20,7 @@ export function podWebhook(deps: PodWebhookDeps): Webhook {
     if (request.operation !== 'CREATE' || request.kind.group !== '' || request.kind.kind !== 'Pod') return allowed();
     const namespace = request.namespace ?? '';
     if (namespace === '') return allowed();
-    try {
-      const done = deps.materialize(namespace, podReferences(request.object), { dryRun: request.dryRun === true, signal });
-      if (!(done instanceof Promise)) return allowed();
-      return done.then(
-        () => allowed(),
-        (error: unknown) => {
-          deps.log.error({ ns: namespace, err: error }, 'copies for a pod could not be written');
-          return allowed();
-        },
-      );
-    } catch (error) {
-      deps.log.error({ ns: namespace, err: error }, 'copies for a pod could not be written');
-      return allowed();
-    }
+    const work = (): unknown => deps.materialize(namespace, podReferences(request.object), { dryRun: request.dryRun === true, signal });
+    return neverDenies(deps.log, { ns: namespace }, 'copies for a pod could not be written', work, () => allowed());
   };
 }

@@ -10,11 +10,11 @@ import { registryKeys, type RegistryKey } from '../domain/registry-credentials.j
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import { LABEL_INJECT, REGISTRY_SECRET_TYPES, type NamespaceInfo, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import { toCachedNamespace, type Caches } from '../k8s/caches.js';
+import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { describeApiError } from '../k8s/errors.js';
 import { resolveDistribution } from './distributable.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
+import { podNamespace } from './pod-namespace.js';
 
 export interface PodInjector {
   inject(namespace: string, pod: unknown): PodInjection | Promise<PodInjection>;
@@ -90,17 +90,11 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
 
   return {
     inject: (namespace, pod) => {
-      const cached = caches.namespaces.get(namespace)?.info;
-      if (cached !== undefined) return injectIn(cached, pod);
-      // A namespace created a moment ago: read it, but only if anything injects at all.
-      if (!deps.catalog.list().some(injects)) return NONE;
-      return deps.api.getNamespace(namespace).then(
-        (found) => (found === undefined ? NONE : injectIn(toCachedNamespace(found).info, pod)),
-        (error: unknown) => {
-          deps.log.warn({ ns: namespace, err: describeApiError(error).message }, 'namespace of a pod could not be read');
-          return NONE;
-        },
-      );
+      // A namespace not cached yet is read only if anything injects at all.
+      if (caches.namespaces.get(namespace) === undefined && !deps.catalog.list().some(injects)) return NONE;
+      const ns = podNamespace(deps, namespace);
+      if (!(ns instanceof Promise)) return injectIn(ns, pod);
+      return ns.then((found) => (found === undefined ? NONE : injectIn(found, pod)));
     },
   };
 }

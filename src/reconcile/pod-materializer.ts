@@ -9,12 +9,12 @@ import type { NamespaceInfo, ResolvedDistribution } from '../domain/types.js';
 import { kindKeyOf } from '../domain/kinds.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
-import { toCachedNamespace, type Caches } from '../k8s/caches.js';
+import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
-import { describeApiError } from '../k8s/errors.js';
 import type { CopyWriter } from './copy-writer.js';
 import { resolveDistribution } from './distributable.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
+import { podNamespace } from './pod-namespace.js';
 import { writeOneCopy, type OneCopyResult } from './write-one-copy.js';
 
 export interface MaterializeResult {
@@ -79,17 +79,6 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
     });
   }
 
-  /** A namespace created a moment ago may not be in the cache yet: then it is read, once. */
-  async function readNamespace(name: string): Promise<NamespaceInfo | undefined> {
-    try {
-      const ns = await deps.api.getNamespace(name);
-      return ns === undefined ? undefined : toCachedNamespace(ns).info;
-    } catch (error) {
-      log.warn({ ns: name, err: describeApiError(error).message }, 'namespace of a pod could not be read');
-      return undefined;
-    }
-  }
-
   async function write(copies: readonly ResolvedDistribution[], ns: NamespaceInfo, signal: AbortSignal): Promise<MaterializeResult> {
     const started = deps.clock().getTime();
     const results: OneCopyResult[] = [];
@@ -120,9 +109,9 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
     materialize: (namespace, refs, options) => {
       const distributions = resolved(refs);
       if (distributions.length === 0) return NOTHING;
-      const cached = caches.namespaces.get(namespace)?.info;
-      if (cached !== undefined) return materializeIn(cached, distributions, options);
-      return readNamespace(namespace).then((ns) => (ns === undefined ? NOTHING : materializeIn(ns, distributions, options)));
+      const ns = podNamespace(deps, namespace);
+      if (!(ns instanceof Promise)) return materializeIn(ns, distributions, options);
+      return ns.then((found) => (found === undefined ? NOTHING : materializeIn(found, distributions, options)));
     },
   };
 }
