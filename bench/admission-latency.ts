@@ -5,14 +5,15 @@ import { request } from 'node:https';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
 import { review } from '../test/unit/admission/review-builder.js';
 import { distribution } from '../test/unit/builders.js';
-import { BASELINE_PATH, startBaselineServer } from './baseline-server.js';
+import { BASELINE_ADMISSION_PATH, BASELINE_PATH, startBaselineServer } from './baseline-server.js';
 import type { BenchKube } from './bench-kube.js';
 import { benchFile, startChild } from './child.js';
 import type { LoadResult, LoadSpec } from './load-child.js';
 import type { Product } from './product.js';
+import { summarize } from './stats.js';
 import type { BenchSize } from './sizes.js';
 
-export type Endpoint = 'baseline' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
+export type Endpoint = 'baseline' | 'trivial admission' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
 
 /** One load step's figures (those of the load generator, without its status-code breakdown). */
 export interface AdmissionRow extends Omit<LoadResult, 'statusCodes'> {
@@ -43,6 +44,10 @@ const POD_SECRET = 'bench-admission-pull';
 
 function buildTargets(productPort: number, baselinePort: number, namespaces: string[]): Target[] {
   const rd = distribution('bench-admission').configMap('bench-admission', { key: 'value' }).included(...namespaces).build();
+  const podReview = review()
+    .pod(namespaces[1] ?? 'default', { imagePullSecrets: [{ name: POD_SECRET }], containers: [{ name: 'app', image: 'registry.example.com/app:1', envFrom: [{ configMapRef: { name: 'app-env' } }] }] })
+    .uid('bench')
+    .body();
   const allowed = (response: string): boolean => (JSON.parse(response) as { response?: { allowed?: boolean } }).response?.allowed === true;
   const targets: (Omit<Target, 'body'> & { body: object })[] = [
     {
@@ -61,10 +66,14 @@ function buildTargets(productPort: number, baselinePort: number, namespaces: str
       // The common case: the pod references a distributed Secret whose copy is already in place.
       endpoint: 'pod (copies in place)',
       url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.pods}`,
-      body: review()
-        .pod(namespaces[1] ?? 'default', { imagePullSecrets: [{ name: POD_SECRET }], containers: [{ name: 'app', image: 'registry.example.com/app:1', envFrom: [{ configMapRef: { name: 'app-env' } }] }] })
-        .uid('bench')
-        .body(),
+      body: podReview,
+      expect: allowed,
+    },
+    {
+      // The pod webhooks' baseline: the same review, read, parsed and allowed, nothing else.
+      endpoint: 'trivial admission',
+      url: `https://127.0.0.1:${baselinePort}${BASELINE_ADMISSION_PATH}`,
+      body: podReview,
       expect: allowed,
     },
     {
@@ -103,6 +112,21 @@ function preflight(target: Target, ca: string): Promise<void> {
 
 const SAR_REQUESTS = 'resource_distributor_api_requests_total';
 
+/** Several runs of one endpoint as one: percentiles over every sample, counts added up. */
+function pooled(results: readonly LoadResult[]): Omit<LoadResult, 'statusCodes' | 'samplesMs'> {
+  const samples = results.flatMap((result) => result.samplesMs ?? []);
+  const requests = results.reduce((sum, result) => sum + result.requests, 0);
+  const seconds = results.reduce((sum, result) => sum + result.requests / Math.max(result.achievedRps, Number.MIN_VALUE), 0);
+  return {
+    latencyMs: summarize(samples),
+    requests,
+    achievedRps: seconds > 0 ? requests / seconds : 0,
+    errors: results.reduce((sum, result) => sum + result.errors, 0),
+    timeouts: results.reduce((sum, result) => sum + result.timeouts, 0),
+    non2xx: results.reduce((sum, result) => sum + result.non2xx, 0),
+  };
+}
+
 async function load(spec: LoadSpec): Promise<LoadResult> {
   const child = startChild(benchFile('load-child.ts'), [JSON.stringify(spec)]);
   try {
@@ -127,17 +151,33 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   try {
     const all = buildTargets(product.port, baseline.port, namespaces);
     for (const target of all) await preflight(target, bundle.trust);
-    const podEndpoints: readonly Endpoint[] = ['pod (copies in place)', 'pod mutation'];
-    const steps = [...size.admission.steps.map((step) => ({ step, targets: all.filter((t) => !podEndpoints.includes(t.endpoint)) }))];
-    // The pod webhooks at their own rate, beside the trivial route at the same rate.
-    for (const step of size.admission.podSteps) steps.push({ step, targets: all.filter((t) => t.endpoint === 'baseline' || podEndpoints.includes(t.endpoint)) });
-    for (const { step, targets } of steps) {
-      for (const target of targets) {
-        const reviewsBefore = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' });
-        const { durationSeconds, warmupSeconds } = size.admission;
+    const podEndpoints: readonly Endpoint[] = ['trivial admission', 'pod (copies in place)', 'pod mutation'];
+    const sars = async (): Promise<number> => (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' });
+    const { durationSeconds, warmupSeconds } = size.admission;
+    for (const step of size.admission.steps) {
+      for (const target of all.filter((t) => !podEndpoints.includes(t.endpoint))) {
+        const reviewsBefore = await sars();
         const result = await load({ url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });
-        const accessReviews = (await product.scrape()).sum(SAR_REQUESTS, { resource: 'subjectaccessreviews' }) - reviewsBefore;
-        const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds, ...result, accessReviews };
+        const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds, ...result, accessReviews: (await sars()) - reviewsBefore };
+        rows.push(row);
+        options.onRow(row);
+      }
+    }
+    // The pod webhooks beside the trivial admission route at the same rate, interleaved round by
+    // round so that whatever else the machine does falls on all three alike; samples pooled.
+    const { podRounds, podRoundSeconds } = size.admission;
+    for (const step of size.admission.podSteps) {
+      const targets = all.filter((t) => podEndpoints.includes(t.endpoint));
+      const runs = new Map<Endpoint, LoadResult[]>(targets.map((t) => [t.endpoint, []]));
+      const reviewsBefore = await sars();
+      const rounds = Array.from({ length: podRounds }, () => targets).flat();
+      for (const target of rounds) {
+        const spec = { url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds: podRoundSeconds, warmupSeconds, keepSamples: true };
+        runs.get(target.endpoint)?.push(await load(spec));
+      }
+      const accessReviews = (await sars()) - reviewsBefore;
+      for (const target of targets) {
+        const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds: podRounds * podRoundSeconds, ...pooled(runs.get(target.endpoint) ?? []), accessReviews };
         rows.push(row);
         options.onRow(row);
       }

@@ -13,6 +13,8 @@ export interface LoadSpec {
   rate: number;
   durationSeconds: number;
   warmupSeconds: number;
+  /** Also return every 2xx response time, so that runs can be pooled. */
+  keepSamples?: boolean;
 }
 
 export interface LoadResult {
@@ -23,6 +25,8 @@ export interface LoadResult {
   timeouts: number;
   non2xx: number;
   statusCodes: Record<string, number>;
+  /** Every 2xx response time, when the spec asks for them. */
+  samplesMs?: number[];
 }
 
 function run(spec: LoadSpec, durationSeconds: number, onResponse?: (statusCode: number, ms: number) => void): Promise<autocannon.Result> {
@@ -61,6 +65,7 @@ async function main(): Promise<void> {
     timeouts: result.timeouts,
     non2xx: result.non2xx,
     statusCodes,
+    ...(spec.keepSamples === true ? { samplesMs: latencies } : {}),
   };
   process.stdout.write(`${JSON.stringify(output)}\n`);
 }

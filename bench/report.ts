@@ -81,11 +81,13 @@ function renderAdmission(result: AdmissionResult): string {
   return [
     '## 1. Admission latency',
     '',
-    `HTTPS over loopback, keep-alive, autocannon at a fixed overall rate in its own process, ${result.rows[0]?.durationSeconds ?? '?'} s per row after a warm-up. ` +
+    `HTTPS over loopback, keep-alive, autocannon at a fixed overall rate in its own process, ${result.rows[0]?.durationSeconds ?? '?'} s per row after a warm-up (pod rows: the seconds given are over all rounds). ` +
       `Baseline: a trivial route on the same stack (Hono over node:https, same certificate) answering a fixed small JSON. ` +
       `Distribution validation: a valid CREATE with includedNamespaces ${result.targetNamespaces.join(', ')} by one fixed user; ` +
       `namespace: a dry-run CREATE (no generation); pod (copies in place): a Pod CREATE in a namespace where the image-pull Secret it references is distributed and its copy already there ` +
-      `(the common case of "copies before pods": the caches say nothing is pending, no API request); pod mutation: a Pod CREATE from the registry of that Secret (distributed with imagePullSecretInjection MatchingImages), answered with the JSONPatch that adds it; both against the trivial route at the same rate.`,
+      `(the common case of "copies before pods": the caches say nothing is pending, no API request); pod mutation: a Pod CREATE from the registry of that Secret (distributed with imagePullSecretInjection MatchingImages), answered with the JSONPatch that adds it. ` +
+      `The pod webhooks' baseline is "trivial admission": the same server stack reading the same Pod review, parsing it and allowing it (the least any webhook must do); ` +
+      `these three rows run in interleaved rounds at the same rate, each round after its own warm-up, and their percentiles are over all rounds' samples.`,
     '',
     table(['endpoint', 'rate req/s', 'connections', 'achieved req/s', 'p50', 'p99', 'max', 'errors', 'non-2xx', 'SARs sent'], rows),
     '',

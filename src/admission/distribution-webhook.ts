@@ -41,7 +41,7 @@ function isBeingDeleted(object: unknown): boolean {
  * Decides synchronously when every access answer is remembered (see `missingAccess`).
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
-  return (request, signal): Verdict | Promise<Verdict> => {
+  return (request, abandoned): Verdict | Promise<Verdict> => {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
     // Only a misconfigured webhook sends anything else: we have no say over it.
     if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
@@ -58,7 +58,7 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
 
     const rd = request.object as ResourceDistribution;
     const access = requiredAccess(rd, deps.forbiddenNamespaces, deps.kinds);
-    const refused = missingAccess(deps.accessReviewer, request.userInfo, access, signal);
+    const refused = missingAccess(deps.accessReviewer, request.userInfo, access, abandoned.signal);
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.
       return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, lines.length > 0 ? warnings : [...warnings, ...more]));

@@ -30,7 +30,7 @@ function passes(request: AdmissionRequest): boolean {
 
 export function objectSyncWebhook(deps: ObjectSyncWebhookDeps): Webhook {
   const kinds = deps.kinds ?? CORE_REGISTRY;
-  return (request, signal): Verdict | Promise<Verdict> => {
+  return (request, abandoned): Verdict | Promise<Verdict> => {
     if (passes(request)) return allowed();
     const object = request.object as ObjectSync;
     const problems = validateObjectSync(object, kinds);
@@ -38,7 +38,7 @@ export function objectSyncWebhook(deps: ObjectSyncWebhookDeps): Webhook {
 
     // On CREATE the object has neither namespace (it is the request's) nor uid yet.
     const os: ObjectSync = { ...object, metadata: { ...object.metadata, namespace: object.metadata.namespace ?? request.namespace ?? '', uid: object.metadata.uid ?? 'new' } };
-    const checks = distributionsOf(os, kinds).map(async (rd) => missingAccess(deps.accessReviewer, request.userInfo, requiredAccess(rd, deps.forbiddenNamespaces, kinds), signal));
+    const checks = distributionsOf(os, kinds).map(async (rd) => missingAccess(deps.accessReviewer, request.userInfo, requiredAccess(rd, deps.forbiddenNamespaces, kinds), abandoned.signal));
     return Promise.all(checks).then((answers) => {
       const lines = [...new Set(answers.flat().map(asDestinations))];
       return lines.length > 0 ? forbidden(lines) : allowed();

@@ -16,11 +16,17 @@ export interface PodWebhookDeps {
  * nothing. Anything else passes at once.
  */
 export function podWebhook(deps: PodWebhookDeps): Webhook {
-  return (request, signal): Verdict | Promise<Verdict> => {
+  return (request, abandoned): Verdict | Promise<Verdict> => {
     if (request.operation !== 'CREATE' || request.kind.group !== '' || request.kind.kind !== 'Pod') return allowed();
     const namespace = request.namespace ?? '';
     if (namespace === '') return allowed();
-    const work = (): unknown => deps.materialize(namespace, podReferences(request.object), { dryRun: request.dryRun === true, signal });
+    const work = (): unknown => deps.materialize(namespace, podReferences(request.object), {
+        dryRun: request.dryRun === true,
+        // Only a write waits for the signal: read it then, not for every pod.
+        get signal() {
+          return abandoned.signal;
+        },
+      });
     return neverDenies(deps.log, { ns: namespace }, 'copies for a pod could not be written', work, () => allowed());
   };
 }

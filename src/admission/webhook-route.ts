@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { performance } from 'node:perf_hooks';
-import type { Context, Handler, MiddlewareHandler } from 'hono';
+import type { Context, Handler } from 'hono';
 import { DeadlineExceeded, withDeadline } from '../k8s/deadline.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -11,8 +11,27 @@ import { allowed, decodeReview, encodeReview, errored, type AdmissionRequest, ty
  * decoding, a deadline, exception recovery that still echoes the uid, one log line and the
  * metrics. A webhook itself is a function from request to verdict and knows nothing of HTTP.
  */
-/** `signal` is aborted once the answer has gone out without it (the deadline passed): start nothing more. */
-export type Webhook = (request: AdmissionRequest, signal: AbortSignal) => Verdict | Promise<Verdict>;
+/**
+ * `abandoned.signal` is aborted once the answer has gone out without the webhook (the deadline
+ * passed): start nothing more. Read it only when starting asynchronous work: it is created on first
+ * use, so that a webhook answering at once (every pod, nearly always) costs no AbortController.
+ */
+export type Webhook = (request: AdmissionRequest, abandoned: Abandonment) => Verdict | Promise<Verdict>;
+
+export interface Abandonment {
+  readonly signal: AbortSignal;
+}
+
+/** An Abandonment whose AbortController exists only once its signal has been asked for. */
+function lazyAbandonment(): Abandonment & { abort(): void } {
+  let controller: AbortController | undefined;
+  return {
+    get signal() {
+      return (controller ??= new AbortController()).signal;
+    },
+    abort: () => controller?.abort(),
+  };
+}
 
 export interface WebhookRouteOptions {
   /** Name used in logs and metrics. */
@@ -39,13 +58,8 @@ function problem(c: Context, status: 400 | 413 | 415, message: string): Response
   return c.json({ message }, status);
 }
 
-function requireJson(): MiddlewareHandler {
-  return async (c, next) => {
-    const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
-    if (type !== 'application/json') return problem(c, 415, 'content type must be application/json');
-    await next();
-    return undefined;
-  };
+function isJson(c: Context): boolean {
+  return c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
 const TOO_LARGE = Symbol('too large');
@@ -93,11 +107,21 @@ function objectName(request: AdmissionRequest): string | undefined {
   return typeof metadata?.name === 'string' ? metadata.name : undefined;
 }
 
-export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, Handler] {
+export function webhookRoute(options: WebhookRouteOptions): [Handler] {
   const { name, webhook, log, metrics } = options;
+  // Every pod of the cluster passes through some of these routes: the metric children are looked
+  // up once per label set, not hashed anew for every review.
+  const duration = metrics.admissionDuration.labels({ webhook: name });
+  const counted = new Map<string, { inc(): void }>();
+  const count = (operation: string, decision: string): void => {
+    const key = `${operation}/${decision}`;
+    let counter = counted.get(key);
+    if (counter === undefined) counted.set(key, (counter = metrics.admissionRequests.labels({ webhook: name, operation, decision })));
+    counter.inc();
+  };
 
   const rejectMalformed = (c: Context, status: 400 | 413, message: string): Response => {
-    metrics.admissionRequests.inc({ webhook: name, operation: 'UNKNOWN', decision: 'bad-request' });
+    count('UNKNOWN', 'bad-request');
     log.warn({ webhook: name, status, reason: message }, 'admission request rejected');
     // The rest of an oversize body was never read: the connection cannot carry another request.
     if (status === 413) c.header('Connection', 'close');
@@ -119,9 +143,9 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
    */
   const decide = (request: AdmissionRequest): Decided | Promise<Decided> => {
     let verdict: Verdict | Promise<Verdict>;
-    const abandoned = new AbortController();
+    const abandoned = lazyAbandonment();
     try {
-      verdict = webhook(request, abandoned.signal);
+      verdict = webhook(request, abandoned);
     } catch (error) {
       return failed(request, error);
     }
@@ -138,6 +162,7 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
 
   const handle: Handler = async (c) => {
     const started = performance.now();
+    if (!isJson(c)) return problem(c, 415, 'content type must be application/json');
     const text = await readBody(c, options.bodyLimitBytes);
     if (text === TOO_LARGE) return rejectMalformed(c, 413, `body larger than ${options.bodyLimitBytes} bytes`);
     let body: unknown;
@@ -152,8 +177,8 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
 
     const { verdict, decision } = await decide(request);
     const latencyMs = performance.now() - started;
-    metrics.admissionRequests.inc({ webhook: name, operation: request.operation, decision });
-    metrics.admissionDuration.observe({ webhook: name }, latencyMs / 1000);
+    count(request.operation, decision);
+    duration.observe(latencyMs / 1000);
     const level = options.quiet === true ? 'debug' : 'info';
     if (log.isLevelEnabled(level)) {
       log[level](
@@ -174,5 +199,5 @@ export function webhookRoute(options: WebhookRouteOptions): [MiddlewareHandler, 
     return c.json(encodeReview(request.uid, verdict));
   };
 
-  return [requireJson(), handle];
+  return [handle];
 }

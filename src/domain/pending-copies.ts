@@ -41,7 +41,24 @@ export function pendingCopies(input: {
   const { namespace, now } = input;
   return input.distributions.filter((rd) => {
     if (!isTargeted(rd.spec.targets, namespace, forbiddenFor(rd, input.forbidden))) return false;
-    const type = planNamespace(rd, namespace.name, input.existing(rd), now, templateHash(rd.spec.resource)).type;
-    return type === 'create' || type === 'update' || type === 'recreate';
+    const existing = input.existing(rd);
+    if (existing !== undefined && settled.get(rd)?.has(existing) === true) return false;
+    const type = planNamespace(rd, namespace.name, existing, now, templateHash(rd.spec.resource)).type;
+    const write = type === 'create' || type === 'update' || type === 'recreate';
+    if (!write && existing !== undefined) remember(rd, existing);
+    return write;
   });
+}
+
+/**
+ * Copies found needing no write, per resolved distribution. Cached objects are replaced, never
+ * changed in place, so the same pair of objects always plans the same: every pod of a namespace
+ * whose copies are in place is answered without planning again.
+ */
+const settled = new WeakMap<ResolvedDistribution, WeakSet<Resource>>();
+
+function remember(rd: ResolvedDistribution, existing: Resource): void {
+  let copies = settled.get(rd);
+  if (copies === undefined) settled.set(rd, (copies = new WeakSet()));
+  copies.add(existing);
 }

@@ -5,7 +5,7 @@ import type { PodReferences } from '../../../src/domain/pod-references.js';
 import { silentLog } from '../reconcile/harness.js';
 import { review } from './review-builder.js';
 
-const signal = new AbortController().signal;
+const abandoned = { signal: new AbortController().signal };
 const spec = { imagePullSecrets: [{ name: 'pull' }], containers: [{ name: 'c', image: 'nginx' }] };
 const asRequest = (body: Record<string, unknown>): AdmissionRequest => body.request as AdmissionRequest;
 
@@ -24,13 +24,13 @@ function recording(answer: unknown): { calls: [string, PodReferences, boolean][]
 describe('pod webhook', () => {
   it('hands a pod CREATE its namespace and references, and allows it once they are written', async () => {
     const { calls, webhook } = recording(Promise.resolve({ pending: 1 }));
-    expect(await webhook(asRequest(review().pod('team-a', spec).body()), signal)).toEqual({ decision: 'allowed' });
+    expect(await webhook(asRequest(review().pod('team-a', spec).body()), abandoned)).toEqual({ decision: 'allowed' });
     expect(calls.map(([ns, refs, dryRun]) => [ns, [...refs.secrets], dryRun])).toEqual([['team-a', ['pull'], false]]);
   });
 
   it('passes the dry-run flag on', async () => {
     const { calls, webhook } = recording({ pending: 0 });
-    await webhook(asRequest(review().pod('team-a', spec).dryRun().body()), signal);
+    await webhook(asRequest(review().pod('team-a', spec).dryRun().body()), abandoned);
     expect(calls[0]?.[2]).toBe(true);
   });
 
@@ -44,13 +44,13 @@ describe('pod webhook', () => {
     ],
   ])('never denies, even after %s', async (_what, answer) => {
     const webhook = podWebhook({ log: silentLog, materialize: answer });
-    expect(await webhook(asRequest(review().pod('team-a', spec).body()), signal)).toEqual({ decision: 'allowed' });
+    expect(await webhook(asRequest(review().pod('team-a', spec).body()), abandoned)).toEqual({ decision: 'allowed' });
   });
 
   it('ignores anything but a Pod CREATE', async () => {
     const { calls, webhook } = recording({ pending: 0 });
-    await webhook(asRequest(review().pod('team-a', spec).operation('UPDATE').body()), signal);
-    await webhook(asRequest(review().namespace('team-b').body()), signal);
+    await webhook(asRequest(review().pod('team-a', spec).operation('UPDATE').body()), abandoned);
+    await webhook(asRequest(review().namespace('team-b').body()), abandoned);
     expect(calls).toEqual([]);
   });
 });

@@ -54,6 +54,19 @@ describe('copies before pods', () => {
     expect(h.requests.tally().byVerb).toEqual({});
   });
 
+  it('writes again a copy changed after it was found in place (what was found settled is not trusted past a change)', async () => {
+    const materializer = await setup();
+    await materializer.materialize('team-a', refs, { dryRun: false, signal });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(materializer.materialize('team-a', refs, { dryRun: false, signal })).toEqual({ pending: 0, inPlace: 0, missing: 0 });
+    const copy = h.cluster.object('Secret', 'team-a', 'pull')!;
+    const written = copy.data;
+    h.cluster.putObject({ ...copy, data: { token: 'ZWRpdGVk' } });
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(await materializer.materialize('team-a', refs, { dryRun: false, signal })).toEqual({ pending: 1, inPlace: 1, missing: 0 });
+    expect(h.cluster.object('Secret', 'team-a', 'pull')?.data).toEqual(written);
+  });
+
   it.each([
     ['a dry run', true, 'team-a'],
     ['a namespace no distribution targets', false, 'elsewhere'],
