@@ -16,3 +16,26 @@ export function nodeFlagsOfCmd(dockerfile: string): string[] {
 export async function imageNodeFlags(dockerfilePath: string): Promise<string[]> {
   return nodeFlagsOfCmd(await readFile(dockerfilePath, 'utf8'));
 }
+
+export interface ImageRuntime {
+  /** The Node.js flags of the CMD. */
+  nodeFlags: string[];
+  /** The final stage's ENV. */
+  env: Record<string, string>;
+  /** The final stage's USER, as uid and gid. */
+  user: { uid: number; gid: number };
+}
+
+/** How the image's final stage starts the process: its CMD's flags, ENV and USER (`ENV K=V` and `USER uid:gid` forms). */
+export function imageRuntimeOf(dockerfile: string): ImageRuntime {
+  const finalStage = dockerfile.slice(dockerfile.lastIndexOf('\nFROM '));
+  const env: Record<string, string> = {};
+  for (const [, name = '', value = ''] of finalStage.matchAll(/^ENV ([A-Za-z_][A-Za-z0-9_]*)=(\S*)$/gm)) env[name] = value;
+  const user = /^USER (\d+):(\d+)$/m.exec(finalStage);
+  if (user === null) throw new Error('the final stage of the Dockerfile has no numeric USER uid:gid');
+  return { nodeFlags: nodeFlagsOfCmd(finalStage), env, user: { uid: Number(user[1]), gid: Number(user[2]) } };
+}
+
+export async function imageRuntime(dockerfilePath: string): Promise<ImageRuntime> {
+  return imageRuntimeOf(await readFile(dockerfilePath, 'utf8'));
+}

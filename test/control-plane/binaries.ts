@@ -23,8 +23,10 @@ export interface EnsureBinariesOptions {
 interface BinarySpec {
   /** File name in binaryCacheDir(). */
   file: string;
-  /** Go package path, built from MODULE_DIR. */
+  /** Go package path, built from `moduleDir`. */
   pkg: string;
+  /** The wrapper module that pins it; default MODULE_DIR. */
+  moduleDir?: string;
 }
 
 const SERVERS: readonly (BinarySpec & { key: keyof BinaryPaths })[] = [
@@ -87,7 +89,7 @@ function pathsIn(binDir: string): BinaryPaths {
 function runGoBuild(spec: BinarySpec, output: string, log: (line: string) => void): Promise<void> {
   const started = Date.now();
   const child = spawn('go', ['build', '-buildvcs=false', '-o', output, spec.pkg], {
-    cwd: MODULE_DIR,
+    cwd: spec.moduleDir ?? MODULE_DIR,
     env: goEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -173,4 +175,39 @@ async function writeLoopSpec(): Promise<BinarySpec> {
 export async function ensureWriteLoop(options: EnsureBinariesOptions = {}): Promise<string> {
   const spec = await writeLoopSpec();
   return join(await ensureBuilt([spec], '.write-loop.lock', options.log ?? defaultLog), spec.file);
+}
+
+/** Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by test/tools/<name>/. */
+export type ToolName = 'kubectl' | 'helm' | 'promtool';
+
+const TOOLS_DIR = join(MODULE_DIR, '..', 'tools');
+const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: string }> = {
+  helm: { module: 'helm.sh/helm/v3', pkg: 'helm.sh/helm/v3/cmd/helm' },
+  promtool: { module: 'github.com/prometheus/prometheus', pkg: 'github.com/prometheus/prometheus/cmd/promtool' },
+};
+
+/** The version a wrapper go.mod requires of `module`. */
+async function requiredVersion(goModPath: string, module: string): Promise<string> {
+  const goMod = await readFile(goModPath, 'utf8');
+  const escaped = module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
+  if (!match?.[1]) throw new Error(`no ${module} requirement in ${goModPath}`);
+  return match[1];
+}
+
+async function toolSpec(name: ToolName): Promise<BinarySpec> {
+  // kubectl comes from the same Kubernetes module as the servers: the cache folder carries its version.
+  if (name === 'kubectl') return { file: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' };
+  const { module, pkg } = TOOL_MODULES[name];
+  const moduleDir = join(TOOLS_DIR, name);
+  return { file: `${name}-${await requiredVersion(join(moduleDir, 'go.mod'), module)}`, pkg, moduleDir };
+}
+
+/**
+ * Returns the path of a test tool (kubectl, helm, promtool), built from its Go module into the same
+ * cache as the servers on first use. Its own lock, so it does not wait for a server build.
+ */
+export async function ensureTool(name: ToolName, options: EnsureBinariesOptions = {}): Promise<string> {
+  const spec = await toolSpec(name);
+  return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }

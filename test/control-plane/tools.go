@@ -1,10 +1,12 @@
 //go:build tools
 
-// Package tools pins the Kubernetes and etcd servers the end-to-end tests run.
+// Package tools pins the Kubernetes and etcd servers the end-to-end tests run, and kubectl (kustomize,
+// server-side dry runs) for the chart tests.
 package tools
 
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kubectl"
 )

@@ -1,16 +1,29 @@
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, startControlPlane, waitForCrdEstablished } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     kubeconfigPath: string;
+    /** Paths of the Go-built tools of the chart and monitoring tests. */
+    tools: Record<ToolName, string>;
   }
 }
 
 const CRD_NAME = 'resourcedistributions.apps.kruise.io';
 
+/** One after the other (each is a Go build on first use, heavy on a small machine), while the control plane starts. */
+async function ensureTools(): Promise<Record<ToolName, string>> {
+  const kubectl = await ensureTool('kubectl');
+  const helm = await ensureTool('helm');
+  const promtool = await ensureTool('promtool');
+  return { kubectl, helm, promtool };
+}
+
 /** One control plane for the whole e2e run; the returned function tears it down. */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
+  const tools = ensureTools();
+  // Awaited below; a failure must not go unhandled while the control plane starts.
+  tools.catch(() => undefined);
   const plane = await startControlPlane({
     // Before kube-controller-manager, so that its garbage collector knows the type from the start.
     beforeControllerManager: async (kc) => {
@@ -18,6 +31,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await waitForCrdEstablished(kc, CRD_NAME);
     },
   });
+  try {
+    project.provide('tools', await tools);
+  } catch (error) {
+    await plane.stop();
+    throw error;
+  }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
   return () => plane.stop();
 }

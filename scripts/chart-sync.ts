@@ -1,0 +1,58 @@
+// Writes the chart's copies of what webhook-config/ holds (its one source): the CRD templates (the
+// same objects, with the chart's labels, the `crds.install` switch and Helm's keep policy), and
+// the alerting rules and the Grafana dashboard of the monitoring component. The chart tests render
+// the chart and `kubectl kustomize` and fail on any difference: run `npm run chart:sync` after
+// editing either.
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
+const CHART = join(ROOT, 'charts/resource-distributor');
+
+const METADATA = /^metadata:\n {2}name: (\S+)\n {2}labels:\n {4}app\.kubernetes\.io\/name: resource-distributor\n/m;
+
+/** A CRD of webhook-config/crd/ as a chart template. */
+export function crdTemplate(file: string, text: string): string {
+  // The text goes into a template verbatim: anything Helm would read as template syntax is refused.
+  if (text.includes('{{')) throw new Error(`${file}: contains "{{", which Helm would read as a template`);
+  const match = METADATA.exec(text);
+  if (match === null) throw new Error(`${file}: expected metadata to hold only name and the label app.kubernetes.io/name: resource-distributor`);
+  const metadata = [
+    'metadata:',
+    `  name: ${match[1]}`,
+    '  labels:',
+    '    {{- include "resource-distributor.labels" . | nindent 4 }}',
+    '  annotations:',
+    '    # Kept on uninstall and on crds.install=false: deleting a CRD deletes every object of it,',
+    '    # and the garbage collector then deletes the copies they own.',
+    '    helm.sh/resource-policy: keep',
+    '',
+  ].join('\n');
+  return `# Generated from webhook-config/crd/${file} by \`npm run chart:sync\`: edit that file, not this one.\n{{- if .Values.crds.install }}\n${text.replace(METADATA, metadata)}{{- end }}\n`;
+}
+
+/** The rule groups of the monitoring component's PrometheusRule, as a Prometheus rules file. */
+export function ruleGroups(prometheusRule: string): string {
+  const rule = parse(prometheusRule) as { kind?: string; spec?: { groups?: unknown } };
+  if (rule.kind !== 'PrometheusRule' || !Array.isArray(rule.spec?.groups)) throw new Error('prometheus-rule.yaml: expected a PrometheusRule with spec.groups');
+  return `# Generated from webhook-config/monitoring/prometheus-rule.yaml by \`npm run chart:sync\`.\n${stringify({ groups: rule.spec.groups }, { lineWidth: 0 })}`;
+}
+
+async function write(path: string, text: string): Promise<void> {
+  await writeFile(join(CHART, path), text);
+  console.log(`charts/resource-distributor/${path}`);
+}
+
+async function main(): Promise<void> {
+  const crds = join(ROOT, 'webhook-config/crd');
+  for (const file of (await readdir(crds)).filter((name) => name.endsWith('.yaml')).sort()) {
+    await write(`templates/crds/${file}`, crdTemplate(file, await readFile(join(crds, file), 'utf8')));
+  }
+  const monitoring = join(ROOT, 'webhook-config/monitoring');
+  await write('files/prometheus-rules.yaml', ruleGroups(await readFile(join(monitoring, 'prometheus-rule.yaml'), 'utf8')));
+  await write('files/dashboard.json', await readFile(join(monitoring, 'dashboard.json'), 'utf8'));
+}
+
+await main();
