@@ -59,9 +59,20 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     return caches.objectSyncs.list().flatMap(distributionsOfSync);
   }
 
+  /**
+   * The same object as long as neither the distribution nor its status changes: what is
+   * remembered per distribution object downstream (its resolved source, the template hash, copies
+   * found in sync) holds for ObjectSyncs too, instead of being worked out again for every pod.
+   */
+  const withStatuses = new WeakMap<ResourceDistribution, ResourceDistribution>();
   const withStatus = (rd: ResourceDistribution): ResourceDistribution => {
     const status = statuses.get(rd.metadata.name);
-    return status === undefined ? rd : { ...rd, status };
+    if (status === undefined) return rd;
+    const last = withStatuses.get(rd);
+    if (last?.status === status) return last;
+    const next = { ...rd, status };
+    withStatuses.set(rd, next);
+    return next;
   };
 
   function objectSyncOf(rd: ResourceDistribution): ObjectSync | undefined {

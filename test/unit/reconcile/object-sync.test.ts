@@ -64,6 +64,19 @@ describe('ObjectSync', () => {
     expect(h.requests.tally().writes).toBe(0);
   });
 
+  it('lists each of its distributions as the same object while nothing changes, so that what is remembered per object holds', async () => {
+    await setup([{ namespace: '*' }]);
+    await reconcileAll();
+    const [first] = h.catalog.list();
+    expect(first?.status).toMatchObject({ succeeded: 2 });
+    expect(h.catalog.list()[0]).toBe(first);
+    h.cluster.putNamespace('ns-c');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await reconcileAll();
+    expect(h.catalog.list()[0]).not.toBe(first);
+    expect(h.catalog.list()[0]?.status).toMatchObject({ succeeded: 3 });
+  });
+
   it('renames per destination, and names kube-system only when listed', async () => {
     await setup([{ namespace: 'ns-a' }, { namespace: 'kube-system' }, { namespace: '*', name: 'global-settings' }]);
     await reconcileAll();
