@@ -13,9 +13,6 @@ export function nodeFlagsOfCmd(dockerfile: string): string[] {
   return command.slice(1, -1).map(String);
 }
 
-export async function imageNodeFlags(dockerfilePath: string): Promise<string[]> {
-  return nodeFlagsOfCmd(await readFile(dockerfilePath, 'utf8'));
-}
 
 export interface ImageRuntime {
   /** The Node.js flags of the CMD. */

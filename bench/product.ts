@@ -16,7 +16,7 @@ import type { CertificateBundle } from '../src/tls/certificates.js';
 import { fileStore } from '../src/tls/file-store.js';
 import { freePorts } from '../test/control-plane/network.js';
 import { groupDistribution } from './bench-kube.js';
-import { imageNodeFlags } from './entry-command.js';
+import { imageRuntime } from './entry-command.js';
 import { parseMetrics, type Scrape } from './scrape.js';
 
 export const APPLY_PARALLELISM = 16;
@@ -110,7 +110,7 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
   // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
   // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
   const extra = (process.env.RD_BENCH_NODE_FLAGS ?? '').split(/\s+/).filter((flag) => flag !== '');
-  const image = await imageNodeFlags(join(REPO_ROOT, 'Dockerfile'));
+  const image = (await imageRuntime(join(REPO_ROOT, 'Dockerfile'))).nodeFlags;
   const env = {
     ...process.env,
     KUBECONFIG: kubeconfigPath,

@@ -41,11 +41,17 @@ const STDERR_TAIL_CHARS = 4_000;
 // The toolchain that is installed is the one that builds; never download another behind our back.
 const goEnv = (): NodeJS.ProcessEnv => ({ ...process.env, GOTOOLCHAIN: 'local' });
 
-export async function kubernetesVersion(goModPath = join(MODULE_DIR, 'go.mod')): Promise<string> {
+/** The version a wrapper go.mod requires of `module`. */
+async function requiredVersion(goModPath: string, module: string): Promise<string> {
   const goMod = await readFile(goModPath, 'utf8');
-  const match = /^\s*k8s\.io\/kubernetes\s+(v\S+)/m.exec(goMod);
-  if (!match?.[1]) throw new Error(`no k8s.io/kubernetes requirement in ${goModPath}`);
+  const escaped = module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
+  if (!match?.[1]) throw new Error(`no ${module} requirement in ${goModPath}`);
   return match[1];
+}
+
+export function kubernetesVersion(goModPath = join(MODULE_DIR, 'go.mod')): Promise<string> {
+  return requiredVersion(goModPath, 'k8s.io/kubernetes');
 }
 
 export async function goVersion(): Promise<string> {
@@ -185,15 +191,6 @@ const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: 
   helm: { module: 'helm.sh/helm/v3', pkg: 'helm.sh/helm/v3/cmd/helm' },
   promtool: { module: 'github.com/prometheus/prometheus', pkg: 'github.com/prometheus/prometheus/cmd/promtool' },
 };
-
-/** The version a wrapper go.mod requires of `module`. */
-async function requiredVersion(goModPath: string, module: string): Promise<string> {
-  const goMod = await readFile(goModPath, 'utf8');
-  const escaped = module.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const match = new RegExp(`^\\s*(?:require\\s+)?${escaped}\\s+(v\\S+)`, 'm').exec(goMod);
-  if (!match?.[1]) throw new Error(`no ${module} requirement in ${goModPath}`);
-  return match[1];
-}
 
 async function toolSpec(name: ToolName): Promise<BinarySpec> {
   // kubectl comes from the same Kubernetes module as the servers: the cache folder carries its version.

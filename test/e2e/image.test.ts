@@ -8,8 +8,7 @@
 // server resolves it like any service webhook and verifies the certificate for
 // resource-distributor.resource-distributor.svc.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request } from 'node:https';
+import { chmod, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +18,7 @@ import { stringify } from 'yaml';
 import { imageRuntime } from '../../bench/entry-command.js';
 import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { freePorts } from '../control-plane/network.js';
-import { configMap, distribution, rejection } from './support/admission.js';
+import { configMap, distribution, fetchWithCa, rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 import { objectsOf, run, type K8sObject } from './support/tools.js';
 
@@ -28,6 +27,7 @@ const SERVICE_ACCOUNT = 'resource-distributor';
 const kc = loadKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
+const execFileAsync = promisify(execFile);
 
 let workDir = '';
 let port = 0;
@@ -54,18 +54,6 @@ function containerEnv(deployment: K8sObject, podName: string): Record<string, st
   return Object.fromEntries(container.env.map((e) => [e.name, e.value ?? fields[e.valueFrom?.fieldRef?.fieldPath ?? ''] ?? '']));
 }
 
-/** GET over HTTPS to the process, verifying its certificate for the service name as the API server does. */
-function get(path: string, ca: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, ca, servername: `${SERVICE_ACCOUNT}.${NAMESPACE}.svc` }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 async function trustedCa(): Promise<string> {
   const secret = await core.readNamespacedSecret({ namespace: NAMESPACE, name: 'resource-distributor-tls' });
   return Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
@@ -75,7 +63,7 @@ beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'rd-image-'));
   await chmod(workDir, 0o755);
   const imageDir = join(workDir, 'app');
-  await promisify(execFile)('bash', ['scripts/image-contents.sh', imageDir], { maxBuffer: 16 * 1024 * 1024 });
+  await execFileAsync('bash', ['scripts/image-contents.sh', imageDir], { maxBuffer: 16 * 1024 * 1024 });
   [port] = (await freePorts(1)) as [number];
 
   // The CRDs are those the global setup installed from the same files.
@@ -88,7 +76,7 @@ beforeAll(async () => {
   const account = join(workDir, 'serviceaccount');
   const token = await core.createNamespacedServiceAccountToken({ namespace: NAMESPACE, name: SERVICE_ACCOUNT, body: { spec: { audiences: [], expirationSeconds: 3600 } } });
   const caData = kc.getCurrentCluster()?.caData ?? '';
-  await promisify(execFile)('mkdir', ['-p', account]);
+  await mkdir(account);
   await writeFile(join(account, 'token'), token.status?.token ?? '', { mode: 0o644 });
   await writeFile(join(account, 'ca.crt'), Buffer.from(caData, 'base64'), { mode: 0o644 });
   await writeFile(join(account, 'namespace'), NAMESPACE, { mode: 0o644 });
@@ -135,8 +123,8 @@ afterAll(async () => {
 describe('the image contents, started as the image starts them', () => {
   it('becomes ready in cluster mode, as the non-root user, under the shipped RBAC', async () => {
     const ca = await waitFor(async () => (await trustedCa().catch(() => '')) || undefined, { timeoutMs: 60_000, what: `the certificate Secret (process output:\n${output})` });
-    await waitFor(async () => ((await get('/readyz', ca).catch(() => 0)) === 200 ? true : undefined), { timeoutMs: 60_000, what: 'readiness' });
-    const status = await promisify(execFile)('ps', ['-o', 'uid=,args=', '--ppid', String(product?.pid ?? 0), '-p', String(product?.pid ?? 0)]);
+    await waitFor(async () => ((await fetchWithCa(`https://127.0.0.1:${port}/readyz`, ca, `${SERVICE_ACCOUNT}.${NAMESPACE}.svc`)).status === 200 ? true : undefined), { timeoutMs: 60_000, what: 'readiness' });
+    const status = await execFileAsync('ps', ['-o', 'uid=,args=', '--ppid', String(product?.pid ?? 0), '-p', String(product?.pid ?? 0)]);
     expect(status.stdout).toMatch(/^\s*1000 .*dist\/main\.js/m);
     expect(output).not.toMatch(/"level":(50|60)/);
   });

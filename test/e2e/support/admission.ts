@@ -49,9 +49,10 @@ export function impersonating(kc: KubeConfig, user: string): KubeConfig {
 }
 
 /** GET over HTTPS trusting only `ca` (status code only). */
-export function fetchWithCa(url: string, ca: string): Promise<{ status: number }> {
+/** `servername`: the name the certificate is verified for, when the URL's host is not it. */
+export function fetchWithCa(url: string, ca: string, servername?: string): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(url, { ca, agent: false }, (res) => {
+    const req = httpsRequest(url, { ca, agent: false, ...(servername === undefined ? {} : { servername }) }, (res) => {
       res.resume();
       resolve({ status: res.statusCode ?? 0 });
     });
