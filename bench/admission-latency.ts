@@ -1,5 +1,5 @@
-// 1. Admission latency under a fixed request rate (autocannon in a child process, HTTPS over
-// loopback, keep-alive connections): the distribution validator, the namespace webhook and, as the
+// 1. Admission latency at a constant arrival rate (bench/admission-load.ts, HTTPS over loopback,
+// keep-alive connections): the distribution validator, the namespace webhook and, as the
 // baseline, a trivial route on the same server stack with the same certificate.
 import { request } from 'node:https';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
@@ -7,8 +7,7 @@ import { review } from '../test/unit/admission/review-builder.js';
 import { distribution } from '../test/unit/builders.js';
 import { BASELINE_ADMISSION_PATH, BASELINE_PATH, startBaselineServer } from './baseline-server.js';
 import type { BenchKube } from './bench-kube.js';
-import { benchFile, startChild } from './child.js';
-import type { LoadResult, LoadSpec } from './load-child.js';
+import { ensureLoadGenerator, runLoad, type LoadResult } from './admission-load.js';
 import type { Product } from './product.js';
 import { summarize } from './stats.js';
 import type { BenchSize } from './sizes.js';
@@ -16,7 +15,7 @@ import type { BenchSize } from './sizes.js';
 export type Endpoint = 'baseline' | 'trivial admission' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
 
 /** One load step's figures (those of the load generator, without its status-code breakdown). */
-export interface AdmissionRow extends Omit<LoadResult, 'statusCodes'> {
+export interface AdmissionRow extends Omit<LoadResult, 'samplesMs'> {
   endpoint: Endpoint;
   rate: number;
   connections: number;
@@ -113,8 +112,8 @@ function preflight(target: Target, ca: string): Promise<void> {
 const SAR_REQUESTS = 'resource_distributor_api_requests_total';
 
 /** Several runs of one endpoint as one: percentiles over every sample, counts added up. */
-function pooled(results: readonly LoadResult[]): Omit<LoadResult, 'statusCodes' | 'samplesMs'> {
-  const samples = results.flatMap((result) => result.samplesMs ?? []);
+function pooled(results: readonly LoadResult[]): Omit<LoadResult, 'samplesMs'> {
+  const samples = results.flatMap((result) => result.samplesMs);
   const requests = results.reduce((sum, result) => sum + result.requests, 0);
   const seconds = results.reduce((sum, result) => sum + result.requests / Math.max(result.achievedRps, Number.MIN_VALUE), 0);
   return {
@@ -127,16 +126,6 @@ function pooled(results: readonly LoadResult[]): Omit<LoadResult, 'statusCodes' 
   };
 }
 
-async function load(spec: LoadSpec): Promise<LoadResult> {
-  const child = startChild(benchFile('load-child.ts'), [JSON.stringify(spec)]);
-  try {
-    const timeoutMs = (spec.durationSeconds + spec.warmupSeconds + 60) * 1000;
-    return await child.next<LoadResult>((message) => 'latencyMs' in message, timeoutMs);
-  } finally {
-    await child.stop();
-  }
-}
-
 export async function runAdmission(options: { kube: BenchKube; product: Product; size: BenchSize; onRow: (row: AdmissionRow) => void }): Promise<AdmissionResult> {
   const { kube, product, size } = options;
   const namespaces = ['default', 'bench-admission-a', 'bench-admission-b'];
@@ -146,6 +135,7 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
   await kube.createDistribution({ ...pull, metadata: { name: POD_SECRET }, spec: { ...pull.spec, imagePullSecretInjection: 'MatchingImages' } });
   await kube.waitForDistributions('the pod bench Secret copied', (items) => items.some((rd) => rd.metadata.name === POD_SECRET && rd.status?.succeeded === 1), 30_000);
   const bundle = product.certificates;
+  const generator = await ensureLoadGenerator();
   const baseline = await startBaselineServer(bundle.serving);
   const rows: AdmissionRow[] = [];
   try {
@@ -157,7 +147,7 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
     for (const step of size.admission.steps) {
       for (const target of all.filter((t) => !podEndpoints.includes(t.endpoint))) {
         const reviewsBefore = await sars();
-        const result = await load({ url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });
+        const { samplesMs: _samples, ...result } = await runLoad(generator, { url: target.url, body: target.body, ca: bundle.trust, connections: step.connections, rate: step.rate, durationSeconds, warmupSeconds });
         const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds, ...result, accessReviews: (await sars()) - reviewsBefore };
         rows.push(row);
         options.onRow(row);
@@ -172,8 +162,8 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
       const reviewsBefore = await sars();
       const rounds = Array.from({ length: podRounds }, () => targets).flat();
       for (const target of rounds) {
-        const spec = { url: target.url, body: target.body, connections: step.connections, rate: step.rate, durationSeconds: podRoundSeconds, warmupSeconds, keepSamples: true };
-        runs.get(target.endpoint)?.push(await load(spec));
+        const spec = { url: target.url, body: target.body, ca: bundle.trust, connections: step.connections, rate: step.rate, durationSeconds: podRoundSeconds, warmupSeconds };
+        runs.get(target.endpoint)?.push(await runLoad(generator, spec));
       }
       const accessReviews = (await sars()) - reviewsBefore;
       for (const target of targets) {

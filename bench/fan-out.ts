@@ -12,7 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { ANNOTATION_HASH, API_VERSION, KIND, LABEL_DISTRIBUTION, type ResourceDistribution } from '../src/domain/types.js';
-import { ensureWriteLoop } from '../test/control-plane/index.js';
+import { ensureBenchProgram } from '../test/control-plane/index.js';
 import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects, type SeenObject } from './object-watch.js';
@@ -98,7 +98,7 @@ class GoLoop {
   ) {}
 
   static async prepare(kubeconfigPath: string, namespaces: readonly string[], concurrency: number, owner: ResourceDistribution): Promise<GoLoop> {
-    const binary = await ensureWriteLoop({ log: (line) => console.error(`[bench] ${line}`) });
+    const binary = await ensureBenchProgram('write-loop', { log: (line) => console.error(`[bench] ${line}`) });
     const dir = await mkdtemp(join(tmpdir(), 'rd-bench-loop-'));
     const template = fleetDistribution(0).spec.resource;
     const files = { namespaces: join(dir, 'namespaces'), payload: join(dir, 'payload.json'), annotations: join(dir, 'annotations.json'), owners: join(dir, 'owners.json') };

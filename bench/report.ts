@@ -81,7 +81,8 @@ function renderAdmission(result: AdmissionResult): string {
   return [
     '## 1. Admission latency',
     '',
-    `HTTPS over loopback, keep-alive, autocannon at a fixed overall rate in its own process, ${result.rows[0]?.durationSeconds ?? '?'} s per row after a warm-up (pod rows: the seconds given are over all rounds). ` +
+    `HTTPS over loopback, keep-alive HTTP/1.1 connections (at most the number given), requests sent at a constant rate (evenly spaced, whether or not earlier ones have been answered, as an API server calls a webhook when objects arrive) by a Go load generator in its own process limited to one core; a response time runs from the moment the request is handed to the connection pool, so waiting for a free connection counts. ` +
+      `${result.rows[0]?.durationSeconds ?? '?'} s per row after a warm-up (pod rows: the seconds given are over all rounds). ` +
       `Baseline: a trivial route on the same stack (Hono over node:https, same certificate) answering a fixed small JSON. ` +
       `Distribution validation: a valid CREATE with includedNamespaces ${result.targetNamespaces.join(', ')} by one fixed user; ` +
       `namespace: a dry-run CREATE (no generation); pod (copies in place): a Pod CREATE in a namespace where the image-pull Secret it references is distributed and its copy already there ` +

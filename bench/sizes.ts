@@ -11,7 +11,7 @@ export const SECTIONS = ['admission', 'propagation', 'fan-out', 'memory', 'stead
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface LoadStep {
-  /** Requests per second over all connections (autocannon overallRate). */
+  /** Requests per second over all connections, evenly spaced (open loop). */
   rate: number;
   connections: number;
 }

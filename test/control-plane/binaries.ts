@@ -163,24 +163,28 @@ export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promi
   return pathsIn(await ensureBuilt(SERVERS, '.build.lock', options.log ?? defaultLog));
 }
 
-const WRITE_LOOP_DIR = join(MODULE_DIR, 'write-loop');
+/**
+ * The benchmark's own Go programs, in folders of this module: `write-loop` (the client-go baseline
+ * for API writes) and `admission-load` (the constant-rate load generator for the webhooks).
+ */
+export type BenchProgram = 'write-loop' | 'admission-load';
 
 /** Our own source changes while the versions stay: the file name carries a hash of it. */
-async function writeLoopSpec(): Promise<BinarySpec> {
+async function benchProgramSpec(name: BenchProgram): Promise<BinarySpec> {
+  const dir = join(MODULE_DIR, name);
   const hash = createHash('sha256');
-  const sources = (await readdir(WRITE_LOOP_DIR)).filter((name) => name.endsWith('.go')).sort();
-  for (const name of sources) hash.update(`${name}\0`).update(await readFile(join(WRITE_LOOP_DIR, name))).update('\0');
-  return { file: `write-loop-${hash.digest('hex').slice(0, 12)}`, pkg: 'resource-distributor/control-plane/write-loop' };
+  const sources = (await readdir(dir)).filter((file) => file.endsWith('.go')).sort();
+  for (const file of sources) hash.update(`${file}\0`).update(await readFile(join(dir, file))).update('\0');
+  return { file: `${name}-${hash.digest('hex').slice(0, 12)}`, pkg: `resource-distributor/control-plane/${name}` };
 }
 
 /**
- * Returns the path of the client-go write loop (`write-loop/main.go`, the benchmark's Go baseline
- * for API writes), built from the same module as the servers into the same cache. Its own lock, so
- * it does not wait for a server build.
+ * Returns the path of one of the benchmark's Go programs, built from the same module as the
+ * servers into the same cache. Its own lock, so it does not wait for a server build.
  */
-export async function ensureWriteLoop(options: EnsureBinariesOptions = {}): Promise<string> {
-  const spec = await writeLoopSpec();
-  return join(await ensureBuilt([spec], '.write-loop.lock', options.log ?? defaultLog), spec.file);
+export async function ensureBenchProgram(name: BenchProgram, options: EnsureBinariesOptions = {}): Promise<string> {
+  const spec = await benchProgramSpec(name);
+  return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
 
 /** Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by test/tools/<name>/. */
