@@ -1,5 +1,5 @@
 // Benchmark sizes. `smoke` is what CI runs (about 2-3 minutes on a 2-core machine), `default`
-// (about 6 minutes there) is the workload the README quotes: 10 distributions x 100 namespaces
+// (about 8 minutes there) is the workload the README quotes: 10 distributions x 100 namespaces
 // created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
 // `large` is for bigger machines. The largest distribution is the same at every size (the CRD's
 // bounds); sizes change only how often it is measured and over how many namespaces.
