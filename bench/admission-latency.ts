@@ -14,7 +14,7 @@ import type { BenchSize } from './sizes.js';
 
 export type Endpoint = 'baseline' | 'trivial admission' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
 
-/** One load step's figures (those of the load generator, without its status-code breakdown). */
+/** One load step's figures (those of the load generator, without the samples themselves). */
 export interface AdmissionRow extends Omit<LoadResult, 'samplesMs'> {
   endpoint: Endpoint;
   rate: number;
