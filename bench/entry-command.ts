@@ -13,7 +13,6 @@ export function nodeFlagsOfCmd(dockerfile: string): string[] {
   return command.slice(1, -1).map(String);
 }
 
-
 export interface ImageRuntime {
   /** The Node.js flags of the CMD. */
   nodeFlags: string[];

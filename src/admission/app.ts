@@ -11,7 +11,7 @@ import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js
 import { objectSyncWebhook } from './object-sync-webhook.js';
 import { podMutationWebhook, type PodMutationWebhookDeps } from './pod-mutation-webhook.js';
 import { podWebhook, type PodWebhookDeps } from './pod-webhook.js';
-import { webhookRoute } from './webhook-route.js';
+import { webhookRoute, type WebhookRouteOptions } from './webhook-route.js';
 
 export interface AdmissionAppDeps {
   log: Logger;
@@ -40,6 +40,8 @@ const DEFAULT_DEADLINES_MS = {
   distributions: WEBHOOK_TIMEOUT_SECONDS.distributions * 1000 - 1000,
   namespaces: WEBHOOK_TIMEOUT_SECONDS.namespaces * 1000 - 1000,
   pods: WEBHOOK_TIMEOUT_SECONDS.pods * 1000 - 1000,
+  // Its timeout is the shortest (a mutation holds every pod create): half a second is margin enough.
+  podMutation: WEBHOOK_TIMEOUT_SECONDS.podMutation * 1000 - 500,
 };
 
 /**
@@ -58,75 +60,26 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
   const deadlines = deps.deadlinesMs ?? DEFAULT_DEADLINES_MS;
   const app = new Hono();
 
-  app.post(
-    WEBHOOK_PATHS.distributions,
-    ...webhookRoute({
-      name: 'distributions',
-      webhook: distributionWebhook(deps),
-      log,
-      metrics,
-      bodyLimitBytes: deps.bodyLimitBytes,
-      deadlineMs: deadlines.distributions,
-    }),
-  );
-  app.post(
-    WEBHOOK_PATHS.objectSyncs,
-    ...webhookRoute({
-      name: 'objectsyncs',
-      webhook: objectSyncWebhook(deps),
-      log,
-      metrics,
-      bodyLimitBytes: deps.bodyLimitBytes,
-      deadlineMs: deadlines.distributions,
-    }),
-  );
-  app.post(
-    WEBHOOK_PATHS.namespaces,
-    ...webhookRoute({
-      name: 'namespaces',
-      webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }),
-      log,
-      metrics,
-      bodyLimitBytes: deps.bodyLimitBytes,
-      deadlineMs: deadlines.namespaces,
-      // Namespace creation never depends on us, not even on a bug of ours.
-      failOpen: true,
-    }),
-  );
+  /** Every webhook route shares the logger, the metrics and the body limit. */
+  const route = (path: string, options: Omit<WebhookRouteOptions, 'log' | 'metrics' | 'bodyLimitBytes'>): void => {
+    app.post(path, ...webhookRoute({ ...options, log, metrics, bodyLimitBytes: deps.bodyLimitBytes }));
+  };
+  route(WEBHOOK_PATHS.distributions, { name: 'distributions', webhook: distributionWebhook(deps), deadlineMs: deadlines.distributions });
+  route(WEBHOOK_PATHS.objectSyncs, { name: 'objectsyncs', webhook: objectSyncWebhook(deps), deadlineMs: deadlines.distributions });
+  // Namespace creation never depends on us, not even on a bug of ours.
+  route(WEBHOOK_PATHS.namespaces, { name: 'namespaces', webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }), deadlineMs: deadlines.namespaces, failOpen: true });
 
+  // A pod never waits on us beyond the deadline, nor fails because of us; every pod of the cluster
+  // passes through these routes, so a review is logged at debug only.
   const onPodAdmitted = deps.onPodAdmitted;
   if (onPodAdmitted !== undefined) {
-    app.post(
-      WEBHOOK_PATHS.pods,
-      ...webhookRoute({
-        name: 'pods',
-        webhook: podWebhook({ materialize: onPodAdmitted, log }),
-        log,
-        metrics,
-        bodyLimitBytes: deps.bodyLimitBytes,
-        deadlineMs: deadlines.pods ?? DEFAULT_DEADLINES_MS.pods,
-        // A pod never waits on us beyond the deadline, nor fails because of us.
-        failOpen: true,
-        quiet: true,
-      }),
-    );
+    const deadlineMs = deadlines.pods ?? DEFAULT_DEADLINES_MS.pods;
+    route(WEBHOOK_PATHS.pods, { name: 'pods', webhook: podWebhook({ materialize: onPodAdmitted, log }), deadlineMs, failOpen: true, quiet: true });
   }
-
   const podInjection = deps.podInjection;
   if (podInjection !== undefined) {
-    app.post(
-      WEBHOOK_PATHS.podMutation,
-      ...webhookRoute({
-        name: 'pod-mutation',
-        webhook: podMutationWebhook({ inject: podInjection, log, onInjected: (names) => metrics.podInjections.inc(names.length) }),
-        log,
-        metrics,
-        bodyLimitBytes: deps.bodyLimitBytes,
-        deadlineMs: WEBHOOK_TIMEOUT_SECONDS.podMutation * 1000 - 500,
-        failOpen: true,
-        quiet: true,
-      }),
-    );
+    const webhook = podMutationWebhook({ inject: podInjection, log, onInjected: (names) => metrics.podInjections.inc(names.length) });
+    route(WEBHOOK_PATHS.podMutation, { name: 'pod-mutation', webhook, deadlineMs: DEFAULT_DEADLINES_MS.podMutation, failOpen: true, quiet: true });
   }
 
   app.get('/healthz', (c) => c.text('ok'));

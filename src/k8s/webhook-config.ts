@@ -1,4 +1,5 @@
 import type { AdmissionregistrationV1WebhookClientConfig, V1MutatingWebhookConfiguration, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
+import { LABEL_INJECT } from '../domain/types.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 
@@ -123,7 +124,7 @@ export function webhookConfigurations(options: WebhookDefinitionOptions): V1Vali
 }
 
 /** The label that opts a namespace or a pod out of image-pull Secret injection. */
-const OPT_OUT = { key: 'resource-distributor.io/inject', operator: 'NotIn', values: ['disabled'] };
+const OPT_OUT = { key: LABEL_INJECT, operator: 'NotIn', values: ['disabled'] };
 
 /** The MutatingWebhookConfiguration of pod mutation (image-pull Secrets), when it is named. */
 export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions): V1MutatingWebhookConfiguration[] {

@@ -30,7 +30,12 @@ export interface PodInjectorDeps {
 
 const NONE: PodInjection = { names: [], patch: [] };
 
-const injects = (rd: ResourceDistribution): boolean => rd.spec?.imagePullSecretInjection === 'Always' || rd.spec?.imagePullSecretInjection === 'MatchingImages';
+/** How the distribution injects, or undefined when it does not. */
+function injectionMode(rd: ResourceDistribution): InjectionCandidate['mode'] | undefined {
+  const mode = rd.spec?.imagePullSecretInjection;
+  return mode === 'Always' || mode === 'MatchingImages' ? mode : undefined;
+}
+const injects = (rd: ResourceDistribution): boolean => injectionMode(rd) !== undefined;
 const MAX_REMEMBERED = 1024;
 
 export function createPodInjector(deps: PodInjectorDeps): PodInjector {
@@ -75,9 +80,9 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
 
   function candidates(ns: NamespaceInfo): InjectionCandidate[] {
     return deps.catalog.list().flatMap((rd): InjectionCandidate[] => {
+      const mode = injectionMode(rd);
       const resolved = injecting(rd, ns);
-      const mode = rd.spec.imagePullSecretInjection;
-      if (resolved === undefined || (mode !== 'Always' && mode !== 'MatchingImages')) return [];
+      if (mode === undefined || resolved === undefined) return [];
       return [{ distribution: rd.metadata.name, secret: resolved.spec.resource.metadata.name ?? '', mode, keys: mode === 'MatchingImages' ? keysOf(resolved) : [] }];
     });
   }
@@ -86,7 +91,6 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
     if (ns.labels[LABEL_INJECT] === 'disabled') return NONE;
     return podInjection(pod, candidates(ns));
   }
-
 
   return {
     inject: (namespace, pod) => {

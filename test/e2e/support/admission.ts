@@ -48,8 +48,10 @@ export function impersonating(kc: KubeConfig, user: string): KubeConfig {
   return impersonated;
 }
 
-/** GET over HTTPS trusting only `ca` (status code only). */
-/** `servername`: the name the certificate is verified for, when the URL's host is not it. */
+/**
+ * GET over HTTPS trusting only `ca` (status code only). `servername`: the name the certificate is
+ * verified for, when the URL's host is not it.
+ */
 export function fetchWithCa(url: string, ca: string, servername?: string): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(url, { ca, agent: false, ...(servername === undefined ? {} : { servername }) }, (res) => {
