@@ -26,12 +26,29 @@ function denialLines(who: string, resource: string, denied: ReadonlyMap<string, 
   return rest > 0 ? [...lines, `spec.targets: ${who} may not write ${resource} in ${rest} more target namespaces`] : lines;
 }
 
-function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly AccessCheck[], answers: readonly (AccessAnswer | undefined)[]): string[] {
+/** A namespace a change stops targeting: its copy there would be deleted. */
+function stopLine(who: string, check: AccessCheck): string {
+  const where = check.namespace === '' ? 'in every namespace (the change narrows open-ended targets)' : `in namespace "${check.namespace}"`;
+  return `spec.targets: ${who} may not delete ${check.resource} ${where}, where this change stops distributing and would delete the copy`;
+}
+
+function deniedLines(
+  subject: Subject,
+  access: RequiredAccess,
+  checks: readonly AccessCheck[],
+  answers: readonly (AccessAnswer | undefined)[],
+  stops: ReadonlySet<AccessCheck>,
+): string[] {
   const who = `user "${subject.username}"`;
   const deniedVerbs = new Map<string, string[]>();
   const lines: string[] = [];
+  const stopLines: string[] = [];
   checks.forEach((check, i) => {
     if (answers[i]?.allowed === true) return;
+    if (stops.has(check)) {
+      stopLines.push(stopLine(who, check));
+      return;
+    }
     if (check.verb === 'bind') {
       const where = check.namespace === '' ? 'in every namespace' : `in namespace "${check.namespace}"`;
       lines.push(`spec.resource.roleRef: ${who} may not bind ${check.resource} "${check.name}" ${where}`);
@@ -43,7 +60,9 @@ function deniedLines(subject: Subject, access: RequiredAccess, checks: readonly 
     }
     deniedVerbs.set(check.namespace, [...(deniedVerbs.get(check.namespace) ?? []), check.verb]);
   });
-  return [...lines, ...denialLines(who, access.resource, deniedVerbs)];
+  const rest = stopLines.length - MAX_DENIED_NAMESPACES;
+  const stopped = rest > 0 ? [...stopLines.slice(0, MAX_DENIED_NAMESPACES), `spec.targets: ${who} may not delete copies in ${rest} more namespaces this change stops distributing to`] : stopLines;
+  return [...lines, ...denialLines(who, access.resource, deniedVerbs), ...stopped];
 }
 
 /**
@@ -70,11 +89,19 @@ export function missingAccess(
   if (bind !== undefined) {
     checks.push(...namespaces.map((namespace) => ({ subject, verb: 'bind', group: RBAC_GROUP, resource: bind.resource, namespace, name: bind.name })));
   }
+  const stops = new Set<AccessCheck>();
+  for (const stop of access.stops ?? []) {
+    for (const namespace of stop.namespaces === 'all' ? [''] : stop.namespaces) {
+      const check = { subject, verb: 'delete', group: stop.group, resource: stop.resource, namespace };
+      stops.add(check);
+      checks.push(check);
+    }
+  }
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
-  if (unanswered.length === 0) return deniedLines(subject, access, checks, answers);
+  if (unanswered.length === 0) return deniedLines(subject, access, checks, answers, stops);
   return mapBounded(unanswered, parallelism, (i) => reviewer.review(checks[i] as AccessCheck), signal).then((asked) => {
     unanswered.forEach((index, i) => (answers[index] = asked[i]));
-    return deniedLines(subject, access, checks, answers);
+    return deniedLines(subject, access, checks, answers, stops);
   });
 }

@@ -4,7 +4,8 @@ import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domai
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
-import { requiredAccess } from './required-access.js';
+import { requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
+import { sameSpec } from './same-spec.js';
 import { allowed, denied, forbidden, type Verdict } from './review.js';
 import type { Webhook } from './webhook-route.js';
 
@@ -28,15 +29,13 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
   return exists === false ? [`spec.source: ${ref.kind} ${ref.namespace}/${ref.name} does not exist yet: its copies appear once it does`] : [];
 }
 
-function isBeingDeleted(object: unknown): boolean {
-  const metadata = (object as { metadata?: { deletionTimestamp?: unknown } } | null | undefined)?.metadata;
-  return typeof metadata?.deletionTimestamp === 'string';
-}
-
 /**
  * ResourceDistribution CREATE/UPDATE: the pure rules of the domain, then whether the author may
- * write the distributed kind in every target namespace. DELETE is never blocked, nor are updates
- * of an object already being deleted (finalizer removal must always go through).
+ * write the distributed kind in every target namespace, and on UPDATE also delete it wherever the
+ * change stops distributing. DELETE is never blocked, nor is an update that leaves the spec as it
+ * is (labels, annotations, finalizer removal of an object being deleted): it changes neither what
+ * is copied nor where. A denial carries no warnings: they would tell an author who may not write
+ * there which namespaces and sources exist.
  *
  * Decides synchronously when every access answer is remembered (see `missingAccess`).
  */
@@ -45,19 +44,20 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
     // Only a misconfigured webhook sends anything else: we have no say over it.
     if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
-    if (isBeingDeleted(request.object)) return allowed();
+    const updating = request.operation === 'UPDATE';
+    if (updating && sameSpec(request.object, request.oldObject)) return allowed();
 
     const { problems, warnings } = validateDistribution({
       object: request.object,
-      ...(request.operation === 'UPDATE' ? { oldObject: request.oldObject } : {}),
+      ...(updating ? { oldObject: request.oldObject } : {}),
       schema: deps.schema,
       namespaceExists: deps.namespaceExists,
       kinds: deps.kinds,
     });
-    if (problems.length > 0) return { ...denied(problems.map((p) => `${p.path}: ${p.message}`)), warnings };
+    if (problems.length > 0) return denied(problems.map((p) => `${p.path}: ${p.message}`));
 
     const rd = request.object as ResourceDistribution;
-    const access = requiredAccess(rd, deps.forbiddenNamespaces, deps.kinds);
+    const access = accessFor(deps, rd, updating ? (request.oldObject as ResourceDistribution) : undefined);
     const refused = missingAccess(deps.accessReviewer, request.userInfo, access, abandoned.signal);
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.
@@ -67,6 +67,13 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   };
 }
 
+/** What the author must be allowed: the distribution's own access, and on UPDATE the deletions it causes. */
+function accessFor(deps: DistributionWebhookDeps, rd: ResourceDistribution, old: ResourceDistribution | undefined): RequiredAccess {
+  const access = requiredAccess(rd, deps.forbiddenNamespaces, deps.kinds);
+  const stopped = old === undefined ? undefined : stoppedTargets(old, rd, deps.forbiddenNamespaces, deps.kinds);
+  return stopped === undefined ? access : { ...access, stops: [stopped] };
+}
+
 function accessVerdict(refused: readonly string[], warnings: string[]): Verdict {
-  return refused.length > 0 ? { ...forbidden(refused), warnings } : allowed(warnings);
+  return refused.length > 0 ? forbidden(refused) : allowed(warnings);
 }

@@ -1,3 +1,4 @@
+import { canonicalJson } from '../domain/hash.js';
 import { forbiddenFor } from '../domain/targets.js';
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
@@ -28,6 +29,15 @@ export interface RequiredAccess {
    * there (what the API server asks of anyone creating the binding who does not hold the role).
    */
   bind?: { resource: 'roles' | 'clusterroles'; name: string };
+  /** An update: where it stops writing, the copies there are deleted; the author must be allowed that. */
+  stops?: readonly StoppedTargets[];
+}
+
+/** Namespaces (or every namespace: 'all') where a change deletes the copies of a kind. */
+export interface StoppedTargets {
+  group: string;
+  resource: string;
+  namespaces: readonly string[] | 'all';
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -71,4 +81,33 @@ export function requiredAccess(distribution: ResourceDistribution, forbidden: re
   const skipped = new Set([...names(targets.excludedNamespaces), ...system, ...forbiddenFor(distribution, forbidden)]);
   const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
   return { group, resource, verbs, namespaces, ...read };
+}
+
+/**
+ * Pure: where an update of `old` into `next` (undefined: `old` is gone, as an ObjectSync's
+ * destination that was removed) stops writing, so that the copies `old` made there are deleted.
+ * Open-ended targets (allNamespaces, a selector) cannot be compared namespace by namespace: a change
+ * of them counts as stopping everywhere, and a list replaced by open-ended targets as stopping in
+ * every namespace it listed.
+ */
+export function stoppedTargets(
+  old: ResourceDistribution,
+  next: ResourceDistribution | undefined,
+  forbidden: readonly string[] = [],
+  kinds: KindRegistry = CORE_REGISTRY,
+): StoppedTargets | undefined {
+  const before = requiredAccess(old, forbidden, kinds);
+  const kind = { group: before.group, resource: before.resource };
+  const after = keptAccess(before, next, forbidden, kinds);
+  if (after !== undefined && canonicalJson(old.spec.targets) === canonicalJson(next?.spec.targets)) return undefined;
+  if (before.namespaces === 'all') return { ...kind, namespaces: 'all' };
+  const kept = new Set(after === undefined || after.namespaces === 'all' ? [] : after.namespaces);
+  const dropped = before.namespaces.filter((namespace) => !kept.has(namespace));
+  return dropped.length === 0 ? undefined : { ...kind, namespaces: dropped };
+}
+
+/** The access of `next` when it writes the same kind as `before` did (else none of the old copies stays). */
+function keptAccess(before: RequiredAccess, next: ResourceDistribution | undefined, forbidden: readonly string[], kinds: KindRegistry): RequiredAccess | undefined {
+  const after = next === undefined ? undefined : requiredAccess(next, forbidden, kinds);
+  return after?.group === before.group && after.resource === before.resource ? after : undefined;
 }

@@ -1,10 +1,11 @@
 // Which copies a pod is about to need that are not there yet: the pure half of "copies before
 // pods". A copy is pending when a distribution targets the pod's namespace with a Secret or
 // ConfigMap the pod references, and the object there is missing or not in sync with it (and is
-// ours to write: a conflict stays a conflict).
+// ours to write: a conflict stays a conflict, and writePolicy strict holds it back as the
+// reconciler would).
 import { templateHash } from './hash.js';
 import { groupOf } from './kinds.js';
-import { planNamespace } from './plan.js';
+import { planNamespace, writesHeldBack } from './plan.js';
 import type { PodReferences } from './pod-references.js';
 import { forbiddenFor, isTargeted } from './targets.js';
 import type { NamespaceInfo, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
@@ -40,7 +41,7 @@ export function pendingCopies(input: {
 }): ResolvedDistribution[] {
   const { namespace, now } = input;
   return input.distributions.filter((rd) => {
-    if (!isTargeted(rd.spec.targets, namespace, forbiddenFor(rd, input.forbidden))) return false;
+    if (writesHeldBack(rd) || !isTargeted(rd.spec.targets, namespace, forbiddenFor(rd, input.forbidden))) return false;
     const existing = input.existing(rd);
     if (existing !== undefined && settled.get(rd)?.has(existing) === true) return false;
     const type = planNamespace(rd, namespace.name, existing, now, templateHash(rd.spec.resource)).type;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
-import { planDistribution, planNamespace } from './plan.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Action, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
+import { planDistribution, planNamespace, writesHeldBack } from './plan.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, CONDITION_TYPES, type Action, type Condition, type DistributionStatus, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
 const otherRdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'other');
@@ -217,5 +217,26 @@ describe('planDistribution', () => {
       now: T0,
     });
     expect(actions.map(summary)).toEqual(['default:create', 'vault:delete']);
+  });
+});
+
+describe('writesHeldBack (writes outside the reconciler: generator, pod materialiser)', () => {
+  const conditions = (conflict: boolean): Condition[] =>
+    CONDITION_TYPES.map((type) => ({
+      type,
+      status: type === 'ConflictOccurred' && conflict ? 'True' : 'False',
+      reason: 'Succeeded',
+      lastTransitionTime: '2024-01-01T00:00:00Z',
+    }));
+  const status = (observedGeneration: number, conflict: boolean): DistributionStatus => ({ desired: 2, succeeded: 1, failed: 1, observedGeneration, conditions: conditions(conflict) });
+  it.each<[string, ResolvedDistribution, boolean]>([
+    ['ignore, no status yet', withPolicy(undefined), false],
+    ['overwrite, a conflict reported', distribution('s').configMap('c', {}).writePolicy('overwrite').status(status(1, true)).build(), false],
+    ['strict, no status yet: nobody has looked at every target', withPolicy('strict'), true],
+    ['strict, status of an earlier spec', distribution('s').configMap('c', {}).writePolicy('strict').generation(2).status(status(1, false)).build(), true],
+    ['strict, a conflict reported', distribution('s').configMap('c', {}).writePolicy('strict').status(status(1, true)).build(), true],
+    ['strict, the current spec settled without conflict', distribution('s').configMap('c', {}).writePolicy('strict').status(status(1, false)).build(), false],
+  ])('%s: held back %s', (_case, distributionUnderTest, held) => {
+    expect(writesHeldBack(distributionUnderTest)).toBe(held);
   });
 });

@@ -43,6 +43,19 @@ export function planNamespace(
 const WRITES: ReadonlySet<Action['type']> = new Set(['create', 'update', 'recreate']);
 
 /**
+ * Writes outside the reconciler's passes (the namespace generator, the pod materialiser) see one
+ * namespace, not every target, so under writePolicy strict they cannot tell whether a conflict
+ * elsewhere forbids the write. They write only once a status for the current spec says no target
+ * conflicts; until then, or while one does, the reconciler alone decides.
+ */
+export function writesHeldBack(rd: ResourceDistribution): boolean {
+  if (rd.spec.writePolicy !== 'strict') return false;
+  const status = rd.status;
+  if (status === undefined || status.observedGeneration !== rd.metadata.generation) return true;
+  return (status.conditions ?? []).some((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True');
+}
+
+/**
  * writePolicy strict: all or nothing. While any target has a conflict, every write into a target
  * becomes a `strict-blocked` conflict. Copies already in sync stay so, and deletes of our own
  * copies from namespaces no longer targeted still happen: they overwrite nobody's object.

@@ -3,6 +3,7 @@
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
 import type { KindRegistry } from './kinds.js';
+import { OBJECT_SYNC_PREFIX } from './object-sync.js';
 import type { SchemaValidator } from './schema.js';
 import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, WRITE_POLICIES } from './types.js';
 import { validateImmutable, validateResource } from './validate-resource.js';
@@ -19,7 +20,7 @@ export interface ValidationResult {
 /** Copies carry the distribution name as a label value, which Kubernetes limits to 63 characters. */
 const MAX_NAME_LENGTH = 63;
 
-function checkName(metadata: Record<string, unknown> | undefined): FieldProblem[] {
+function checkName(metadata: Record<string, unknown> | undefined, creating: boolean): FieldProblem[] {
   const name = metadata?.name;
   const path = 'metadata.name';
   if (name === undefined || name === '') return [{ path, message: 'is required (generateName is not supported)' }];
@@ -28,6 +29,10 @@ function checkName(metadata: Record<string, unknown> | undefined): FieldProblem[
   }
   if (name.length > MAX_NAME_LENGTH) {
     return [{ path, message: `is ${name.length} characters long: at most 63, because copies are labelled with it` }];
+  }
+  // Only new ones: a distribution that predates the rule can still be updated (and deleted).
+  if (creating && name.startsWith(OBJECT_SYNC_PREFIX)) {
+    return [{ path, message: `"${OBJECT_SYNC_PREFIX}" names are reserved for the distributions of ObjectSyncs: choose another name` }];
   }
   return [];
 }
@@ -79,7 +84,7 @@ export function validateDistribution(input: {
   if (object === undefined) return { problems: [{ path: '(object)', message: 'must be a ResourceDistribution object' }], warnings: [] };
   const warnings: string[] = [];
   const spec = asRecord(object.spec);
-  const own: FieldProblem[] = [...checkName(asRecord(object.metadata))];
+  const own: FieldProblem[] = [...checkName(asRecord(object.metadata), input.oldObject === undefined)];
   if (spec === undefined) {
     own.push({ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' });
   } else {

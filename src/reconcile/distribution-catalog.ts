@@ -5,7 +5,7 @@
 // distributions, whichever API they came from.
 import type { Clock } from '../domain/clock.js';
 import { canonicalJson } from '../domain/hash.js';
-import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectSync } from '../domain/object-sync.js';
+import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -37,6 +37,19 @@ export interface CatalogDeps {
   caches: Pick<Caches, 'distributions' | 'objectSyncs' | 'copies' | 'kinds'>;
   clock: Clock;
   log: Logger;
+}
+
+const isReserved = (name: string): boolean => name.startsWith(OBJECT_SYNC_PREFIX);
+
+/**
+ * An ObjectSync's distribution keeps its name: a ResourceDistribution of the same name (admission
+ * refuses new ones; one may predate that rule) is not served, so that nobody takes over an
+ * ObjectSync's copies, status or finalizer by naming a distribution after them.
+ */
+function unshadowed(distributions: ResourceDistribution[], synced: readonly ResourceDistribution[]): ResourceDistribution[] {
+  if (!distributions.some((rd) => isReserved(rd.metadata.name))) return distributions;
+  const taken = new Set(synced.map((rd) => rd.metadata.name));
+  return distributions.filter((rd) => !taken.has(rd.metadata.name));
 }
 
 export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalog {
@@ -109,11 +122,14 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
 
   return {
     get: (name) => {
-      const rd = caches.distributions.get(name) ?? fromObjectSyncs().find((candidate) => candidate.metadata.name === name);
+      const rd = (isReserved(name) ? fromObjectSyncs().find((candidate) => candidate.metadata.name === name) : undefined) ?? caches.distributions.get(name);
       return rd === undefined ? undefined : withStatus(rd);
     },
-    list: () => [...caches.distributions.list(), ...fromObjectSyncs().map(withStatus)],
-    names: () => [...caches.distributions.keys(), ...fromObjectSyncs().map((rd) => rd.metadata.name)],
+    list: () => {
+      const synced = fromObjectSyncs();
+      return [...unshadowed(caches.distributions.list(), synced), ...synced.map(withStatus)];
+    },
+    names: () => [...new Set([...caches.distributions.keys(), ...fromObjectSyncs().map((rd) => rd.metadata.name)])],
     exists: async (name, copies) => {
       const named = copies.find((copy) => copy.metadata.annotations?.[ANNOTATION_FROM] === name)?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC];
       if (named === undefined) return (await api.lookupDistribution(name)) !== undefined;

@@ -3,8 +3,9 @@
 // Runs on every replica; writes through the same copy writer as the reconciler, so existing objects
 // go through the same ownership rules. Best effort: the reconciler remains the source of truth.
 import type { Clock } from '../domain/clock.js';
+import { writesHeldBack } from '../domain/plan.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
-import type { NamespaceInfo, ResourceDistribution } from '../domain/types.js';
+import type { NamespaceInfo } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -53,13 +54,6 @@ interface Task {
   name: string;
   promise: Promise<void>;
   again: boolean;
-}
-
-function hasStrictConflict(rd: ResourceDistribution): boolean {
-  return (
-    rd.spec.writePolicy === 'strict' &&
-    (rd.status?.conditions ?? []).some((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True')
-  );
 }
 
 export function createGenerator(deps: GeneratorDeps): Generator {
@@ -138,7 +132,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       .flatMap((rd) => {
         // A source not read yet, or missing: the reconciler handles it once it is known.
         const resolved = resolveDistribution(rd, caches);
-        return resolved.state === 'ready' && !hasStrictConflict(resolved.rd) ? [resolved.rd] : [];
+        return resolved.state === 'ready' && !writesHeldBack(resolved.rd) ? [resolved.rd] : [];
       });
     await mapBounded(matching, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, () => stopped));
     return matching.length;

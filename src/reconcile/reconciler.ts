@@ -86,13 +86,17 @@ export function createReconciler(deps: ReconcilerDeps): Reconciler {
   const copyStates = new CopyStates(deps.metrics.copies);
   const reader = createExistingCopiesReader({ api, caches, parallelism, forbiddenNamespaces: deps.forbiddenNamespaces });
 
-  /** Our copies of another kind or name than the template's (a template changed behind admission's back). */
+  /**
+   * Copies of another kind or name than the template's (a template changed behind admission's
+   * back) that this very distribution controls (by uid): a copy merely naming it was orphaned or
+   * made by another distribution of the same name, and is not ours to delete.
+   */
   function strayDeletes(rd: ResolvedDistribution): Planned[] {
     const { apiVersion, kind, metadata } = rd.spec.resource;
     const key = kindKeyOf(apiVersion, kind);
     return caches.copies
       .byDistribution(rd.metadata.name)
-      .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours')
+      .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
       .map((copy) => ({ kind: kindKeyOf(copy.apiVersion, copy.kind), action: deleteOf(copy) }));
   }
 

@@ -179,6 +179,77 @@ describe('distribution webhook: the author must be allowed to write every copy',
     expect(reviewer.checks.filter((c) => c.verb === 'update').map((c) => c.namespace)).toEqual(['team-a', 'team-z']);
   });
 
+  it.each([
+    {
+      change: 'narrowed to her namespace',
+      old: () => distribution('shared').configMap('cfg', { a: 'b' }).included('team-a', 'team-b', 'team-c').build(),
+      next: () => distribution('shared').configMap('cfg', { mine: 'x' }).included('team-a').build(),
+      lines: ['may not delete configmaps in namespace "team-b"', 'may not delete configmaps in namespace "team-c"'],
+    },
+    {
+      change: 'all namespaces narrowed to a list',
+      old: () => distribution('shared').configMap('cfg', { a: 'b' }).allNamespaces().build(),
+      next: () => distribution('shared').configMap('cfg', { a: 'b' }).included('team-a').build(),
+      lines: ['may not delete configmaps in every namespace (the change narrows open-ended targets)'],
+    },
+    {
+      change: 'a list widened to a selector',
+      old: () => distribution('shared').configMap('cfg', { a: 'b' }).included('team-a', 'team-b').build(),
+      next: () => distribution('shared').configMap('cfg', { a: 'b' }).matchLabels({ team: 'a' }).build(),
+      lines: ['may not delete configmaps in namespace "team-b"'],
+    },
+  ])('on UPDATE, needs delete wherever the change stops distributing: $change', async ({ old, next, lines }) => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('alice', ['create', 'update', 'delete'], 'configmaps', 'team-a').grant('alice', ['create', 'update'], 'configmaps');
+    const response = await admit(app, 'distributions', review().distribution(next()).operation('UPDATE').oldObject(old()).user('alice'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.code).toBe(403);
+    for (const line of lines) expect(response.status?.message).toContain(`spec.targets: user "alice" ${line}, where this change stops distributing and would delete the copy`);
+  });
+
+  it('admits a narrowing UPDATE by an author who may delete where it stops', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('admin2', ['create', 'update', 'delete'], 'configmaps');
+    const old = distribution('shared').configMap('cfg', { a: 'b' }).allNamespaces().build();
+    const next = distribution('shared').configMap('cfg', { a: 'b' }).included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(next).operation('UPDATE').oldObject(old).user('admin2'));
+    expect(response.allowed).toBe(true);
+    expect(reviewer.checks.map((c) => `${c.verb} ${c.namespace}`).sort()).toEqual(['create team-a', 'delete ', 'update team-a']);
+  });
+
+  it('asks nothing for an UPDATE that leaves the spec as it is (a label, an annotation)', async () => {
+    const { app, reviewer } = testApp();
+    const old = distribution('many').configMap('cfg', { a: 'b' }).included(...Array.from({ length: 1000 }, (_, i) => `ns-${i}`)).build();
+    const labelled = structuredClone(old);
+    labelled.metadata.labels = { foo: 'bar' };
+    const response = await admit(app, 'distributions', review().distribution(labelled).operation('UPDATE').oldObject(old).user('nobody'));
+    expect(response.allowed).toBe(true);
+    expect(reviewer.checks).toEqual([]);
+  });
+
+  it('gives a denied author no warnings (they would tell which namespaces exist)', async () => {
+    const { app, reviewer } = testApp({ namespaceExists: () => false });
+    reviewer.grant('mallory', ['create', 'update'], 'configmaps', 'team-a');
+    const rd = distribution('probe').configMap('cfg', { a: 'b' }).included('team-a', 'future-ns').build();
+    const response = await admit(app, 'distributions', review().distribution(rd).user('mallory'));
+    expect(response.allowed).toBe(false);
+    expect(response.warnings).toBeUndefined();
+    const invalid = distribution('probe').configMap('cfg', { a: 'b' }).included('future-ns', 'Bad_Name').build();
+    const refused = await admit(app, 'distributions', review().distribution(invalid).user('mallory'));
+    expect(refused.allowed).toBe(false);
+    expect(refused.warnings).toBeUndefined();
+  });
+
+  it('reserves the names of ObjectSyncs\' distributions for new distributions, not for existing ones', async () => {
+    const { app } = testApp();
+    const rd = distribution('objectsync-0123456789abcdef').configMap('cfg', { a: 'b' }).included('team-a').build();
+    const created = await admit(app, 'distributions', review().distribution(rd));
+    expect(created.allowed).toBe(false);
+    expect(created.status?.message).toBe('metadata.name: "objectsync-" names are reserved for the distributions of ObjectSyncs: choose another name');
+    const changed = distribution('objectsync-0123456789abcdef').configMap('cfg', { a: 'c' }).included('team-a').build();
+    expect((await admit(app, 'distributions', review().distribution(changed).operation('UPDATE').oldObject(rd))).allowed).toBe(true);
+  });
+
   it('names at most ten namespaces, and counts the others', async () => {
     const { app } = testApp();
     const namespaces = Array.from({ length: 25 }, (_, i) => `team-${String(i).padStart(2, '0')}`);

@@ -38,14 +38,45 @@ describe('ObjectSync webhook', () => {
     expect(verdict).toMatchObject({ decision: 'denied', status: { code: 403, message: 'spec.destinations: user "olga" may not create, update secrets in namespace "kube-system"' } });
   });
 
-  it('lets DELETE and an ObjectSync being deleted through, and denies malformed ones without asking', async () => {
+  it('lets DELETE and an update that leaves the spec as it is through, and denies malformed ones without asking', async () => {
     const reviewer = new FakeAccessReviewer();
     const webhook = objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [] });
     expect(await webhook(request({}, 'DELETE'), abandoned)).toMatchObject({ decision: 'allowed' });
-    const deleting = request({});
-    (deleting.object as { metadata: object }).metadata = { name: 'sync', deletionTimestamp: '2024-01-01T00:00:00Z' };
-    expect(await webhook(deleting, abandoned)).toMatchObject({ decision: 'allowed' });
+    const releasing = update(spec, spec, { finalizers: [] });
+    expect(await webhook(releasing, abandoned)).toMatchObject({ decision: 'allowed' });
     expect(await webhook(request({ source: { kind: 'Pod', name: 'p' }, destinations: [] }), abandoned)).toMatchObject({ decision: 'denied', status: { code: 422 } });
     expect(reviewer.checks).toEqual([]);
   });
+
+  it('checks a spec change of an ObjectSync being deleted like any other', async () => {
+    const reviewer = new FakeAccessReviewer().grant('olga', ['get', 'create', 'update', 'delete'], 'secrets', 'platform');
+    const webhook = objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [] });
+    const own = { source: { group: '', kind: 'Secret', name: 'registry' }, destinations: [{ namespace: 'platform', name: 'copy' }] };
+    const bobs = { source: { group: '', kind: 'Secret', namespace: 'team-b', name: 'bobs' }, destinations: [{ namespace: 'team-b', name: 'copy' }] };
+    const verdict = await webhook(update(own, bobs, { deletionTimestamp: '2024-01-01T00:00:00Z', finalizers: ['example.com/hold'] }), abandoned);
+    expect(verdict).toMatchObject({ decision: 'denied', status: { code: 403 } });
+    expect((verdict as { status: { message: string } }).status.message).toContain('spec.source: user "olga" may not get secrets "bobs" in namespace "team-b"');
+  });
+
+  it.each([
+    ['a destination removed', [{ namespace: 'team-a' }, { namespace: 'team-b' }], [{ namespace: 'team-a' }], ['delete secrets team-b'], 'may not delete secrets in namespace "team-b"'],
+    ['every namespace narrowed to one', [{ namespace: '*' }], [{ namespace: 'team-a' }], ['delete secrets '], 'may not delete secrets in every namespace'],
+    ['a destination renamed', [{ namespace: 'team-b' }], [{ namespace: 'team-b', name: 'other' }], ['delete secrets team-b'], 'may not delete secrets in namespace "team-b"'],
+  ])('on UPDATE, asks to delete where the change stops writing a copy: %s', async (_case, before, after, asked, line) => {
+    const reviewer = new FakeAccessReviewer().grant('olga', ['get', 'create', 'update', 'delete'], 'secrets', 'platform').grant('olga', ['create', 'update', 'delete'], 'secrets', 'team-a').grant('olga', ['create', 'update'], 'secrets', 'team-b');
+    const source = { group: '', kind: 'Secret', name: 'registry' };
+    const verdict = await objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [] })(update({ source, destinations: before }, { source, destinations: after }), abandoned);
+    const deletes = reviewer.checks.filter((c) => c.verb === 'delete').map((c) => `${c.verb} ${c.resource} ${c.namespace}`);
+    expect(deletes).toEqual(asked);
+    expect(verdict).toMatchObject({ decision: 'denied', status: { code: 403 } });
+    expect((verdict as { status: { message: string } }).status.message).toContain(line);
+  });
 });
+
+function update(before: object, after: object, metadata: object = {}): AdmissionRequest {
+  const next = request(after, 'UPDATE');
+  const meta = { name: 'sync', namespace: 'platform', uid: 'os-uid' };
+  next.object = { ...(next.object as object), metadata: { ...meta, ...metadata } };
+  next.oldObject = { ...(request(before).object as object), metadata: meta };
+  return next;
+}

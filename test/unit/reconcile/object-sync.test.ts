@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { distributionName, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectSync, type ObjectSyncDestination } from '../../../src/domain/object-sync.js';
 import { ANNOTATION_OBJECT_SYNC, type Resource } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
+import { distribution } from '../builders.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -75,6 +76,22 @@ describe('ObjectSync', () => {
     await reconcileAll();
     expect(h.catalog.list()[0]).not.toBe(first);
     expect(h.catalog.list()[0]?.status).toMatchObject({ succeeded: 3 });
+  });
+
+  it('keeps its distribution, copies and status when a ResourceDistribution takes the same name', async () => {
+    const os = await setup([{ namespace: 'ns-a' }, { namespace: 'ns-b' }]);
+    await reconcileAll();
+    const name = distributionName(os.metadata.uid!, 'settings');
+    const impostor = h.cluster.putDistribution(distribution(name).configMap('other', { mine: 'x' }).included('ns-a').build());
+    await until(() => h.caches.distributions.get(name) !== undefined);
+
+    expect(h.catalog.get(name)?.origin).toMatchObject({ name: 'shared-config' });
+    expect(h.catalog.list().filter((rd) => rd.metadata.name === name)).toHaveLength(1);
+    await reconcileAll();
+    for (const ns of ['ns-a', 'ns-b']) expect(h.cluster.object('ConfigMap', ns, 'settings')?.data).toEqual({ color: 'blue' });
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'other')).toBeUndefined();
+    expect(stored()?.status).toMatchObject({ desired: 2, succeeded: 2 });
+    expect(impostor.status).toBeUndefined();
   });
 
   it('renames per destination, and names kube-system only when listed', async () => {

@@ -44,6 +44,21 @@ describe('copies before pods', () => {
     expect(h.cluster.object('ConfigMap', 'team-a', 'unrelated')).toBeUndefined();
   });
 
+  it('holds back the copy of a strict distribution that the reconciler holds back (a conflict in another target)', async () => {
+    const materializer = await setup();
+    h.cluster.putNamespace('team-d', { team: 'a' });
+    h.cluster.putObject(foreign('Secret', 'pull', 'team-d').build());
+    h.cluster.putDistribution(distribution('pull').secret('pull', { token: 'dA==' }).matchLabels({ team: 'a' }).writePolicy('strict').build());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    await h.reconciler.reconcile('pull');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.cluster.distributions.get('pull')?.status?.conditions.find((c) => c.type === 'ConflictOccurred')?.status).toBe('True');
+
+    expect(await materializer.materialize('team-a', refs, { dryRun: false, signal })).toEqual({ pending: 1, inPlace: 1, missing: 0 });
+    expect(h.cluster.object('Secret', 'team-a', 'pull')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'team-a', 'settings')).toBeDefined();
+  });
+
   it('answers at once, without a single request, when every copy is in place', async () => {
     const materializer = await setup();
     await materializer.materialize('team-a', refs, { dryRun: false, signal });

@@ -183,6 +183,20 @@ describe('reconcile', () => {
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
   });
 
+  it('leaves the orphans of an earlier distribution alone when a new one of the same name copies something else', async () => {
+    await withNamespaces('ns-a', 'ns-b', 'team-a');
+    const legacy = h.cluster.putDistribution(shared().build());
+    // Deleted with propagation Orphan: the garbage collector removed the controller references.
+    for (const ns of ['ns-a', 'ns-b']) h.cluster.putObject(copyOf(legacy, ns).owners().build());
+    h.cluster.deleteDistribution('shared');
+    h.cluster.putDistribution(distribution('shared').configMap('hers', { mine: 'x' }).included('team-a').build());
+
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'team-a', 'hers')?.data).toEqual({ mine: 'x' });
+    for (const ns of ['ns-a', 'ns-b']) expect(h.cluster.object('ConfigMap', ns, 'settings')?.data).toEqual({ a: '1' });
+  });
+
   it('leaves copies alone while the distribution exists but its cache has not caught up yet', async () => {
     await withNamespaces('ns-a');
     const rd = shared().build();
