@@ -170,3 +170,25 @@ describe('computeTargets cost', () => {
     expect(excluded.reads()).toBeLessThanOrEqual(2 * listSize);
   });
 });
+
+describe('compiled targets', () => {
+  it('reads a distribution\'s name lists once, however many namespaces or pods are tested against it', () => {
+    const reads: string[] = [];
+    const targets = new Proxy(
+      { includedNamespaces: { list: [{ name: 'team-a' }] }, excludedNamespaces: { list: Array.from({ length: 10_000 }, (_, i) => ({ name: `x-${i}` })) } },
+      {
+        get(target, key, receiver) {
+          reads.push(String(key));
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      },
+    );
+    expect(isTargeted(targets, { name: 'team-b', labels: {}, terminating: false })).toBe(false);
+    const first = reads.length;
+    for (let i = 0; i < 100; i++) isTargeted(targets, { name: 'team-a', labels: {}, terminating: false });
+    expect(isTargeted(targets, { name: 'team-a', labels: {}, terminating: false })).toBe(true);
+    expect(reads).toHaveLength(first);
+    // Another forbidden list compiles again.
+    expect(isTargeted(targets, { name: 'team-a', labels: {}, terminating: false }, ['team-a'])).toBe(false);
+  });
+});
