@@ -2,6 +2,7 @@
 // keep-alive connections): the distribution validator, the namespace webhook and, as the
 // baseline, a trivial route on the same server stack with the same certificate.
 import { request } from 'node:https';
+import { mapBounded } from '../src/bounded.js';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
 import { review } from '../test/unit/admission/review-builder.js';
 import { distribution } from '../test/unit/builders.js';
@@ -12,7 +13,15 @@ import type { Product } from './product.js';
 import { summarize } from './stats.js';
 import type { BenchSize } from './sizes.js';
 
-export type Endpoint = 'baseline' | 'trivial admission' | 'distribution validation' | 'namespace (dry-run)' | 'pod (copies in place)' | 'pod mutation';
+export type Endpoint =
+  | 'baseline'
+  | 'trivial admission'
+  | 'distribution validation'
+  | 'namespace (dry-run)'
+  | 'pod (copies in place)'
+  | 'pod mutation'
+  | 'trivial admission, crowded'
+  | 'pod mutation, crowded';
 
 /** One load step's figures (those of the load generator, without the samples themselves). */
 export interface AdmissionRow extends Omit<LoadResult, 'samplesMs'> {
@@ -28,6 +37,8 @@ export interface AdmissionResult {
   rows: AdmissionRow[];
   sarCacheTtlMs: number;
   targetNamespaces: string[];
+  /** The crowded rows' other distributions: how many, and how many excluded names each lists. */
+  crowd: { distributions: number; excludedNames: number };
 }
 
 interface Target {
@@ -156,8 +167,7 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
     // The pod webhooks beside the trivial admission route at the same rate, interleaved round by
     // round so that whatever else the machine does falls on all three alike; samples pooled.
     const { podRounds, podRoundSeconds } = size.admission;
-    for (const step of size.admission.podSteps) {
-      const targets = all.filter((t) => podEndpoints.includes(t.endpoint));
+    const interleaved = async (targets: readonly Target[], step: { rate: number; connections: number }): Promise<AdmissionRow[]> => {
       const runs = new Map<Endpoint, LoadResult[]>(targets.map((t) => [t.endpoint, []]));
       const reviewsBefore = await sars();
       const rounds = Array.from({ length: podRounds }, () => targets).flat();
@@ -166,14 +176,49 @@ export async function runAdmission(options: { kube: BenchKube; product: Product;
         runs.get(target.endpoint)?.push(await runLoad(generator, spec));
       }
       const accessReviews = (await sars()) - reviewsBefore;
-      for (const target of targets) {
-        const row: AdmissionRow = { endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds: podRounds * podRoundSeconds, ...pooled(runs.get(target.endpoint) ?? []), accessReviews };
+      return targets.map((target) => ({ endpoint: target.endpoint, rate: step.rate, connections: step.connections, durationSeconds: podRounds * podRoundSeconds, ...pooled(runs.get(target.endpoint) ?? []), accessReviews }));
+    };
+    for (const step of size.admission.podSteps) {
+      for (const row of await interleaved(all.filter((t) => podEndpoints.includes(t.endpoint)), step)) {
         rows.push(row);
         options.onRow(row);
       }
     }
+    // The same pod mutation, once the cluster holds many injecting distributions that target
+    // another namespace, each listing thousands of excluded names (what one tenant can create):
+    // the pod's cost must not grow with them.
+    await createCrowd(kube, namespaces[2] ?? 'default', size.admission.crowd, size.clientConcurrency);
+    const crowded = all.flatMap((t): Target[] => (t.endpoint === 'trivial admission' ? [{ ...t, endpoint: 'trivial admission, crowded' }] : t.endpoint === 'pod mutation' ? [{ ...t, endpoint: 'pod mutation, crowded' }] : []));
+    for (const target of crowded) await preflight(target, bundle.trust);
+    for (const step of size.admission.podSteps) {
+      for (const row of await interleaved(crowded, step)) {
+        rows.push(row);
+        options.onRow(row);
+      }
+    }
+    // Gone before the sections that follow (memory above all) measure the product.
+    await mapBounded(crowdNames(size.admission.crowd), 8, (name) => kube.deleteDistribution(name));
   } finally {
     await baseline.close(1000);
   }
-  return { rows, sarCacheTtlMs: product.sarCacheTtlMs, targetNamespaces: namespaces };
+  return { rows, sarCacheTtlMs: product.sarCacheTtlMs, targetNamespaces: namespaces, crowd: size.admission.crowd };
+}
+
+const CROWD_PREFIX = 'bench-crowd-';
+const crowdNames = (crowd: { distributions: number }): string[] => Array.from({ length: crowd.distributions }, (_, i) => `${CROWD_PREFIX}${i}`);
+
+/** `count` distributions injecting a registry Secret into `namespace` only, each excluding `excludedNames` other names. */
+async function createCrowd(kube: BenchKube, namespace: string, crowd: { distributions: number; excludedNames: number }, concurrency: number): Promise<void> {
+  const config = JSON.stringify({ auths: { 'registry.example.com': { auth: Buffer.from('robot:crowd').toString('base64') } } });
+  const excluded = Array.from({ length: crowd.excludedNames }, (_, i) => `bench-crowd-excluded-${i}`);
+  const names = crowdNames(crowd);
+  await mapBounded(names, Math.min(concurrency, 8), async (name) => {
+    const rd = distribution(name).secret(name, { '.dockerconfigjson': config }, 'kubernetes.io/dockerconfigjson').included(namespace).excluded(...excluded).build();
+    await kube.createDistribution({ ...rd, metadata: { name }, spec: { ...rd.spec, imagePullSecretInjection: 'MatchingImages' } });
+  });
+  await kube.waitForDistributions(
+    'the crowd distributions copied',
+    (items) => items.filter((rd) => rd.metadata.name.startsWith(CROWD_PREFIX) && rd.status?.succeeded === 1).length === names.length,
+    120_000,
+  );
 }

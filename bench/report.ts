@@ -88,7 +88,9 @@ function renderAdmission(result: AdmissionResult): string {
       `namespace: a dry-run CREATE (no generation); pod (copies in place): a Pod CREATE in a namespace where the image-pull Secret it references is distributed and its copy already there ` +
       `(the common case of "copies before pods": the caches say nothing is pending, no API request); pod mutation: a Pod CREATE from the registry of that Secret (distributed with imagePullSecretInjection MatchingImages), answered with the JSONPatch that adds it. ` +
       `The pod webhooks' baseline is "trivial admission": the same server stack reading the same Pod review, parsing it and allowing it (the least any webhook must do); ` +
-      `these three rows run in interleaved rounds at the same rate, each round after its own warm-up, and their percentiles are over all rounds' samples.`,
+      `these three rows run in interleaved rounds at the same rate, each round after its own warm-up, and their percentiles are over all rounds' samples. ` +
+      `The "crowded" rows repeat pod mutation and its baseline the same way once ${result.crowd.distributions} more distributions with imagePullSecretInjection MatchingImages exist, ` +
+      `each targeting another namespace and listing ${result.crowd.excludedNames} excluded names (what one tenant may create): a pod's cost must not grow with them.`,
     '',
     table(['endpoint', 'rate req/s', 'connections', 'achieved req/s', 'p50', 'p99', 'max', 'errors', 'non-2xx', 'SARs sent'], rows),
     '',

@@ -23,7 +23,16 @@ export interface BenchSize {
    * interleaved rounds of `podRoundSeconds` each (after a warm-up each), whose response times are
    * pooled: a p99 compared to within a millisecond must not hang on one row's luck.
    */
-  admission: { steps: LoadStep[]; podSteps: LoadStep[]; podRounds: number; podRoundSeconds: number; durationSeconds: number; warmupSeconds: number };
+  admission: {
+    steps: LoadStep[];
+    podSteps: LoadStep[];
+    podRounds: number;
+    podRoundSeconds: number;
+    durationSeconds: number;
+    warmupSeconds: number;
+    /** The crowded pod mutation rows: injecting distributions that target another namespace, each excluding this many names. */
+    crowd: { distributions: number; excludedNames: number };
+  };
   /** Namespaces created at a fixed rate while `distributions` select them. */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /** Namespaces one distribution targets (created, then updated `rounds` times). */
@@ -42,7 +51,7 @@ export interface BenchSize {
 const SIZES: Record<SizeName, BenchSize> = {
   smoke: {
     name: 'smoke',
-    admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], podSteps: [{ rate: 200, connections: 8 }], podRounds: 1, podRoundSeconds: 4, durationSeconds: 4, warmupSeconds: 1 },
+    admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], podSteps: [{ rate: 200, connections: 8 }], podRounds: 1, podRoundSeconds: 4, durationSeconds: 4, warmupSeconds: 1, crowd: { distributions: 10, excludedNames: 1000 } },
     propagation: { namespaces: 20, distributions: 10, ratePerSecond: 10 },
     fanOut: { namespaces: 50, rounds: 2 },
     steadyState: { idleSeconds: 12 },
@@ -51,7 +60,7 @@ const SIZES: Record<SizeName, BenchSize> = {
   },
   default: {
     name: 'default',
-    admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3 },
+    admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3, crowd: { distributions: 100, excludedNames: 10_000 } },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
     fanOut: { namespaces: 300, rounds: 3 },
     steadyState: { idleSeconds: 60 },
@@ -67,6 +76,7 @@ const SIZES: Record<SizeName, BenchSize> = {
       podRoundSeconds: 10,
       durationSeconds: 30,
       warmupSeconds: 5,
+      crowd: { distributions: 100, excludedNames: 10_000 },
     },
     propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
     fanOut: { namespaces: 2000, rounds: 3 },

@@ -138,6 +138,7 @@ describe('ObjectSync admission rules', () => {
     ['a bad name and namespace', { source: { kind: 'Secret', name: 'Bad_Name', namespace: 'Bad NS' }, destinations: [{ namespace: '*' }] }, ['spec.source.name', 'spec.source.namespace']],
     ['no destination', { source: { kind: 'Secret', name: 's' }, destinations: [] }, ['spec.destinations']],
     ['a bad destination', { source: { kind: 'Secret', name: 's' }, destinations: [{ namespace: 'all' }, { namespace: 'x_y', name: 'Bad' }, 'nope'] }, ['spec.destinations[1].namespace', 'spec.destinations[1].name', 'spec.destinations[2]']],
+    ['more destinations than one ObjectSync may hold', { source: { kind: 'Secret', name: 's' }, destinations: Array.from({ length: 1001 }, (_, i) => ({ namespace: 'team-a', name: `copy-${i}` })) }, ['spec.destinations']],
   ])('%s', (_what, spec, paths) => {
     expect(validateObjectSync({ spec }, kinds).map((problem) => problem.path)).toEqual(paths);
   });

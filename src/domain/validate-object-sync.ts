@@ -31,8 +31,14 @@ function checkSource(value: unknown, kinds: KindRegistry): FieldProblem[] {
   return problems;
 }
 
+/** As the CRD says: each destination name is a distribution of its own, reconciled as one unit of work. */
+export const MAX_DESTINATIONS = 1000;
+
 function checkDestinations(value: unknown): FieldProblem[] {
   if (!Array.isArray(value) || value.length === 0) return [{ path: 'spec.destinations', message: 'must list at least one destination: {namespace, name?}' }];
+  if (value.length > MAX_DESTINATIONS) {
+    return [{ path: 'spec.destinations', message: `lists ${value.length} destinations: at most ${MAX_DESTINATIONS} (use "*" for every namespace, or several ObjectSyncs)` }];
+  }
   return value.flatMap((item: unknown, i) => {
     const destination = asRecord(item);
     const path = `spec.destinations[${i}]`;

@@ -196,7 +196,7 @@ describe('a tenant who may edit distributions', () => {
     await admin.createDistribution(rd);
     await admin.waitForStatus(name, (status) => status.succeeded === 1);
 
-    const moved = { spec: { source: source(teamA), targets: { includedNamespaces: { list: [{ name: teamB }] } } } };
+    const moved = { spec: { source: source(teamA), targets: { includedNamespaces: { list: [{ name: teamA }] } } } };
     const denied = await rejection(alice.custom.patchClusterCustomObject({ ...RD, name, body: moved }, merge));
     expect(denied.code).toBe(403);
     expect(denied.message).toContain(`may not delete configmaps in namespace "${teamD}", where this change stops distributing`);
@@ -255,6 +255,14 @@ describe('a tenant who may edit distributions', () => {
     // Her own finalizer can still go: the update that leaves the spec as it is passes.
     await alice.custom.patchNamespacedCustomObject({ ...OS, namespace: teamA, name, body: { metadata: { finalizers: null } } }, merge);
     await waitFor(async () => ((await readObjectSync(teamA, name)) === undefined ? true : undefined), { what: 'the ObjectSync to be gone' });
+  });
+
+  it('cannot make one ObjectSync stand for more than 1000 destinations', async () => {
+    const destinations = Array.from({ length: 1001 }, (_, i) => ({ namespace: teamA, name: `copy-${i}` }));
+    const body = { apiVersion: `${OBJECT_SYNC_GROUP}/${OBJECT_SYNC_VERSION}`, kind: 'ObjectSync', metadata: { name: uniqueName('wide') }, spec: { source: { group: '', kind: 'Secret', name: 'alices' }, destinations } };
+    const denied = await rejection(alice.custom.createNamespacedCustomObject({ ...OS, namespace: teamA, body }));
+    expect(denied.code).toBe(422);
+    expect(denied.message).toContain('spec.destinations: Too many: 1001: must have at most 1000 items');
   });
 
   it('learns nothing about which namespaces exist from a denial', async () => {
