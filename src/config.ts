@@ -60,6 +60,8 @@ export interface Config {
   podName: string;
   bodyLimitBytes: number;
   sarCacheTtlMs: number;
+  /** SubjectAccessReviews in flight at once, for all admissions together (taken in turn per user). */
+  accessReviewConcurrency: number;
   tls: TlsSettings;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
@@ -262,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
+    accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
     tls: readTls(r),
     shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),
     shutdownTimeoutMs: r.duration('RD_SHUTDOWN_TIMEOUT', '20s', 100),

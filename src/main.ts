@@ -8,7 +8,7 @@ import { ConfigError, controllerSettings, loadConfig, type Config } from './conf
 import { systemClock, type Clock } from './domain/clock.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
-import { cachedAccessReviewer, createAccessReviewer } from './k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
 import { discoverKinds, servesObjectSyncs } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
@@ -124,7 +124,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'admission' }),
     metrics,
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
-    accessReviewer: cachedAccessReviewer(createAccessReviewer(client, metrics), { ttlMs: config.sarCacheTtlMs }),
+    accessReviewer: cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs }),
     namespaceExists: (name) => controller.namespaceExists(name),
     kinds,
     sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,

@@ -43,8 +43,16 @@ function deniedLines(
   const deniedVerbs = new Map<string, string[]>();
   const lines: string[] = [];
   const stopLines: string[] = [];
+  // Questions left unasked once the verdict was known (see `ask`); with no denial among the
+  // answers they count as denied, as a question whose answer never came must.
+  const denied = answers.some((answer) => answer?.allowed === false);
+  let unchecked = 0;
   checks.forEach((check, i) => {
     if (answers[i]?.allowed === true) return;
+    if (answers[i] === undefined && denied) {
+      unchecked++;
+      return;
+    }
     if (stops.has(check)) {
       stopLines.push(stopLine(who, check));
       return;
@@ -62,7 +70,8 @@ function deniedLines(
   });
   const rest = stopLines.length - MAX_DENIED_NAMESPACES;
   const stopped = rest > 0 ? [...stopLines.slice(0, MAX_DENIED_NAMESPACES), `spec.targets: ${who} may not delete copies in ${rest} more namespaces this change stops distributing to`] : stopLines;
-  return [...lines, ...denialLines(who, access.resource, deniedVerbs), ...stopped];
+  const more = unchecked > 0 ? [`spec.targets: ${unchecked} more checks were not made once the request was known to be denied`] : [];
+  return [...lines, ...denialLines(who, access.resource, deniedVerbs), ...stopped, ...more];
 }
 
 /**
@@ -97,11 +106,79 @@ export function missingAccess(
       checks.push(check);
     }
   }
+  const answers = new Array<AccessAnswer | undefined>(checks.length);
+  const broad = clusterWideFirst(checks);
+  const settle = (): string[] | Promise<string[]> => {
+    for (const [i, wide] of broad.covers) if (wide.allowed) answers[i] = wide;
+    const rest = checks.flatMap((check, i) => (answers[i] === undefined ? [i] : []));
+    const lines = (): string[] => deniedLines(subject, access, checks, answers, stops);
+    return then(ask(reviewer, rest.map((i) => checks[i] as AccessCheck), parallelism, signal), (asked) => {
+      rest.forEach((index, i) => (answers[index] = asked[i]));
+      return lines();
+    });
+  };
+  return then(ask(reviewer, broad.questions, parallelism, signal), (wide) => {
+    broad.resolve(wide);
+    return settle();
+  });
+}
+
+/** `fn` of a value that may be a promise: synchronous when it is not. */
+function then<T, R>(value: T | Promise<T>, fn: (value: T) => R | Promise<R>): R | Promise<R> {
+  return value instanceof Promise ? value.then(fn) : fn(value);
+}
+
+/** Below this many namespaces asking the same question, asking each is as cheap as asking cluster-wide first. */
+const CLUSTER_WIDE_FIRST = 3;
+
+/**
+ * The cheapest sufficient question first: where many namespaces ask the same verb of the same
+ * resource, one cluster-wide review answers them all when the author holds it cluster-wide.
+ * `covers` maps each check index to its cluster-wide answer once `resolve` has it.
+ */
+function clusterWideFirst(checks: readonly AccessCheck[]): { questions: AccessCheck[]; resolve: (answers: (AccessAnswer | undefined)[]) => void; covers: Map<number, AccessAnswer> } {
+  const groups = new Map<string, number[]>();
+  checks.forEach((check, i) => {
+    if (check.namespace === '') return;
+    const key = JSON.stringify([check.verb, check.group, check.resource, check.name ?? '']);
+    groups.set(key, [...(groups.get(key) ?? []), i]);
+  });
+  const wide = [...groups.values()].filter((members) => members.length >= CLUSTER_WIDE_FIRST);
+  const questions = wide.map((members) => ({ ...(checks[members[0] ?? 0] as AccessCheck), namespace: '' }));
+  const covers = new Map<number, AccessAnswer>();
+  const resolve = (answers: (AccessAnswer | undefined)[]): void => {
+    wide.forEach((members, q) => {
+      const answer = answers[q];
+      if (answer !== undefined) for (const i of members) covers.set(i, answer);
+    });
+  };
+  return { questions, resolve, covers };
+}
+
+/**
+ * The answers to `checks`, at once when the reviewer remembers them all; otherwise the questions
+ * it must ask, `parallelism` at a time. Once one is denied the verdict is known: questions stop
+ * after enough denials for the message, and those never asked stay undefined.
+ */
+function ask(reviewer: AccessReviewer, checks: readonly AccessCheck[], parallelism: number, signal?: AbortSignal): (AccessAnswer | undefined)[] | Promise<(AccessAnswer | undefined)[]> {
   const answers = checks.map((check) => reviewer.cached?.(check));
   const unanswered = answers.flatMap((answer, i) => (answer === undefined ? [i] : []));
-  if (unanswered.length === 0) return deniedLines(subject, access, checks, answers, stops);
-  return mapBounded(unanswered, parallelism, (i) => reviewer.review(checks[i] as AccessCheck), signal).then((asked) => {
+  if (unanswered.length === 0) return answers;
+  const deniedIn = new Set(checks.flatMap((check, i) => (answers[i]?.allowed === false ? [check.namespace] : [])));
+  const enough = new AbortController();
+  const stop = signal === undefined ? enough.signal : AbortSignal.any([signal, enough.signal]);
+  return mapBounded(
+    unanswered,
+    parallelism,
+    async (i) => {
+      const check = checks[i] as AccessCheck;
+      const answer = await reviewer.review(check);
+      if (!answer.allowed && deniedIn.add(check.namespace).size > MAX_DENIED_NAMESPACES) enough.abort();
+      return answer;
+    },
+    stop,
+  ).then((asked) => {
     unanswered.forEach((index, i) => (answers[index] = asked[i]));
-    return deniedLines(subject, access, checks, answers, stops);
+    return answers;
   });
 }

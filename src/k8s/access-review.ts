@@ -140,3 +140,51 @@ export function cachedAccessReviewer(inner: AccessReviewer, options: AccessCache
     cached: (check) => cache.get(cacheKey(check)),
   };
 }
+
+/**
+ * At most `concurrency` reviews in flight for the whole process; a free slot goes to the waiting
+ * user with the fewest reviews in flight, so that one author's (or one forged review's) thousands
+ * of questions neither flood the API server nor make everyone else's admissions wait behind them.
+ */
+export function fairAccessReviewer(inner: AccessReviewer, concurrency: number): AccessReviewer {
+  const waiting = new Map<string, (() => void)[]>();
+  const inFlight = new Map<string, number>();
+  let running = 0;
+  const busy = (user: string): number => inFlight.get(user) ?? 0;
+  const next = (): string | undefined => {
+    let chosen: string | undefined;
+    for (const user of waiting.keys()) if (chosen === undefined || busy(user) < busy(chosen)) chosen = user;
+    return chosen;
+  };
+  const pump = (): void => {
+    for (let user = next(); running < concurrency && user !== undefined; user = next()) {
+      const queue = waiting.get(user) ?? [];
+      const start = queue.shift();
+      if (queue.length === 0) waiting.delete(user);
+      running++;
+      inFlight.set(user, busy(user) + 1);
+      start?.();
+    }
+  };
+  const done = (user: string): void => {
+    running--;
+    if (busy(user) <= 1) inFlight.delete(user);
+    else inFlight.set(user, busy(user) - 1);
+    pump();
+  };
+  return {
+    review: (check) =>
+      new Promise<AccessAnswer>((resolve, reject) => {
+        const user = check.subject.username;
+        const queue = waiting.get(user) ?? [];
+        queue.push(() => {
+          inner
+            .review(check)
+            .then(resolve, reject)
+            .finally(() => done(user));
+        });
+        waiting.set(user, queue);
+        pump();
+      }),
+  };
+}

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createKubeClient, type KubeClient } from '../../../src/k8s/kube-client.js';
 import { describe, expect, it } from 'vitest';
-import { cachedAccessReviewer, createAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
 import { DeadlineExceeded } from '../../../src/k8s/deadline.js';
 import { TransientError } from '../../../src/k8s/errors.js';
 import { FakeAccessReviewer } from './review-builder.js';
@@ -102,5 +102,44 @@ describe('createAccessReviewer', () => {
     const error: unknown = await createAccessReviewer(clientFor('https://127.0.0.1:1')).review(check()).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(TransientError);
     expect((error as Error).message).toMatch(/^SubjectAccessReview failed \(ECONNREFUSED\)/);
+  });
+});
+
+describe('fairAccessReviewer', () => {
+  /** An inner reviewer whose answers wait until released, recording the order questions reach it. */
+  function held(): { inner: { review: (c: AccessCheck) => Promise<{ allowed: boolean }> }; asked: string[]; inFlight: () => number; releaseAll: () => void } {
+    const asked: string[] = [];
+    const pending: (() => void)[] = [];
+    return {
+      inner: {
+        review: (c) =>
+          new Promise((resolve) => {
+            asked.push(`${c.subject.username}:${c.namespace}`);
+            pending.push(() => resolve({ allowed: true }));
+          }),
+      },
+      asked,
+      inFlight: () => pending.length,
+      releaseAll: () => pending.splice(0).forEach((release) => release()),
+    };
+  }
+
+  it('keeps at most `concurrency` reviews in flight, and takes waiting users in turn', async () => {
+    const { inner, asked, inFlight, releaseAll } = held();
+    const fair = fairAccessReviewer(inner, 2);
+    const mallory = Array.from({ length: 6 }, (_, i) => fair.review(check({ subject: { username: 'mallory', groups: [] }, namespace: `m-${i}` })));
+    const bob = fair.review(check({ subject: { username: 'bob', groups: [] }, namespace: 'b-0' }));
+    expect(inFlight()).toBe(2);
+    expect(asked).toEqual(['mallory:m-0', 'mallory:m-1']);
+    releaseAll();
+    await new Promise((resolve) => setTimeout(resolve, 0));
+    // bob's one question goes before the rest of mallory's many.
+    expect(asked.slice(2, 4)).toEqual(['bob:b-0', 'mallory:m-2']);
+    for (let i = 0; i < 5; i++) {
+      releaseAll();
+      await new Promise((resolve) => setTimeout(resolve, 0));
+    }
+    await expect(Promise.all([...mallory, bob])).resolves.toHaveLength(7);
+    expect(asked).toHaveLength(7);
   });
 });
