@@ -107,6 +107,7 @@ export function createController(deps: ControllerDeps): RunningController {
     process: (name, signal) => reconciler.reconcile(name, signal),
     log,
     onDepth: (depth) => metrics.queueDepth.set(depth),
+    groupOf: (name) => catalog.groupOf(name),
   });
   // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
   const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces: settings.forbiddenNamespaces };

@@ -30,6 +30,8 @@ export interface DistributionCatalog {
   release(rd: ResourceDistribution): Promise<void>;
   /** The distribution is gone: drop what was remembered of it. */
   forget(name: string): void;
+  /** Whose work it is: an ObjectSync's distributions share their ObjectSync's (`namespace/name`); others are their own. */
+  groupOf(name: string): string;
 }
 
 export interface CatalogDeps {
@@ -59,11 +61,15 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
   /** The last status computed for each ObjectSync distribution: the ObjectSync keeps only their fold. */
   const statuses = new Map<string, DistributionStatus>();
 
+  /** distribution name -> its ObjectSync (`namespace/name`), for every translation made. */
+  const origins = new Map<string, string>();
+
   function distributionsOfSync(os: ObjectSync): ResourceDistribution[] {
     let found = translated.get(os);
     if (found === undefined) {
       found = distributionsOf(os, caches.kinds);
       translated.set(os, found);
+      for (const rd of found) origins.set(rd.metadata.name, `${os.metadata.namespace}/${os.metadata.name}`);
     }
     return found;
   }
@@ -160,6 +166,12 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     },
     forget: (name) => {
       statuses.delete(name);
+      origins.delete(name);
+    },
+    groupOf: (name) => {
+      if (!isReserved(name)) return name;
+      if (!origins.has(name)) fromObjectSyncs();
+      return origins.get(name) ?? name;
     },
     release: async (rd) => {
       const os = objectSyncOf(rd);

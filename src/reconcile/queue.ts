@@ -1,6 +1,8 @@
 // The work queue: names, not events. A name waits at most once; a name added while its reconcile
 // is in flight runs again right after; failures come back with per-name exponential backoff
-// (reset by a success); at most `concurrency` reconciles run at once.
+// (reset by a success); at most `concurrency` reconciles run at once. Waiting names are taken in
+// turn per group (one per group, round robin), so that the thousand distributions of one
+// ObjectSync do not hold up an unrelated distribution's change behind them.
 import type { Logger } from '../log.js';
 
 /** What a reconcile asks for: done (wait for a change) or retry (with backoff). Throwing means retry. */
@@ -18,10 +20,14 @@ export interface QueueOptions {
   backoffMaxMs?: number;
   /** Called with the number of names waiting whenever it changes (the queueDepth metric). */
   onDepth?(depth: number): void;
+  /** Names of one group wait behind each other, not behind other groups' (default: each name its own group). */
+  groupOf?(name: string): string;
 }
 
 export class WorkQueue {
   private readonly ready = new Set<string>();
+  /** The waiting names by group, groups in the order they take turns. */
+  private readonly turns = new Map<string, Set<string>>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
@@ -54,6 +60,7 @@ export class WorkQueue {
     for (const timer of this.retryTimers.values()) clearTimeout(timer);
     this.retryTimers.clear();
     this.ready.clear();
+    this.turns.clear();
     this.dirty.clear();
     this.failures.clear();
     this.reportDepth();
@@ -73,7 +80,7 @@ export class WorkQueue {
       return;
     }
     if (this.ready.has(name)) return;
-    this.ready.add(name);
+    this.enqueue(name);
     this.reportDepth();
     this.pump();
   }
@@ -101,14 +108,33 @@ export class WorkQueue {
 
   private pump(): void {
     while (this.running && this.inFlight.size < this.options.concurrency) {
-      const next = this.ready.values().next();
-      if (next.done) break;
-      const name = next.value;
-      this.ready.delete(name);
+      const name = this.dequeue();
+      if (name === undefined) break;
       this.inFlight.set(name, this.run(name));
     }
     this.reportDepth();
     if (this.isIdle()) this.wakeIdle();
+  }
+
+  private enqueue(name: string): void {
+    const group = this.options.groupOf?.(name) ?? name;
+    const names = this.turns.get(group);
+    if (names === undefined) this.turns.set(group, new Set([name]));
+    else names.add(name);
+    this.ready.add(name);
+  }
+
+  /** The first name of the group whose turn it is; that group then goes to the back. */
+  private dequeue(): string | undefined {
+    const turn = this.turns.entries().next();
+    if (turn.done) return undefined;
+    const [group, names] = turn.value;
+    const name = names.values().next().value as string;
+    names.delete(name);
+    this.turns.delete(group);
+    if (names.size > 0) this.turns.set(group, names);
+    this.ready.delete(name);
+    return name;
   }
 
   private async run(name: string): Promise<void> {
@@ -129,7 +155,7 @@ export class WorkQueue {
     if (result === 'done') this.failures.delete(name);
     if (this.dirty.delete(name)) {
       // A change arrived meanwhile: run again now, whatever the result.
-      this.ready.add(name);
+      this.enqueue(name);
       return;
     }
     if (result === 'done') return;

@@ -86,6 +86,9 @@ describe('ObjectSync', () => {
     await until(() => h.caches.distributions.get(name) !== undefined);
 
     expect(h.catalog.get(name)?.origin).toMatchObject({ name: 'shared-config' });
+    // Its reconciles take turns as the ObjectSync's work, not as the impostor's.
+    expect(h.catalog.groupOf(name)).toBe('platform/shared-config');
+    expect(h.catalog.groupOf('admin-settings')).toBe('admin-settings');
     expect(h.catalog.list().filter((rd) => rd.metadata.name === name)).toHaveLength(1);
     await reconcileAll();
     for (const ns of ['ns-a', 'ns-b']) expect(h.cluster.object('ConfigMap', ns, 'settings')?.data).toEqual({ color: 'blue' });

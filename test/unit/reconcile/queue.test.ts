@@ -8,7 +8,7 @@ interface Pending {
 }
 
 /** A queue whose reconciles stay in flight until the test finishes them. */
-function controlledQueue(concurrency = 2) {
+function controlledQueue(concurrency = 2, groupOf?: (name: string) => string) {
   const pending: Pending[] = [];
   const started: string[] = [];
   const signals: AbortSignal[] = [];
@@ -19,6 +19,7 @@ function controlledQueue(concurrency = 2) {
     backoffInitialMs: 100,
     backoffMaxMs: 1_000,
     onDepth: (depth) => depths.push(depth),
+    ...(groupOf ? { groupOf } : {}),
     process: (name, signal) =>
       new Promise<ProcessResult>((resolve, reject) => {
         started.push(name);
@@ -162,5 +163,29 @@ describe('WorkQueue', () => {
     expect(vi.getTimerCount()).toBe(1);
     await queue.stop();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('WorkQueue fairness', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  it('takes waiting names in turn per group: a thousand of one ObjectSync do not hold up another distribution', async () => {
+    const { queue, started, finish } = controlledQueue(1, (name) => (name.startsWith('os-') ? 'platform/big' : name));
+    queue.start();
+    queue.addAll(Array.from({ length: 1000 }, (_, i) => `os-${i}`));
+    queue.add('admin-settings');
+    queue.add('os-1000');
+    expect(started).toEqual(['os-0']);
+    await finish('os-0');
+    await finish('os-1');
+    // One turn each: the other group comes before the 998 names still waiting in the big one.
+    expect(started).toEqual(['os-0', 'os-1', 'admin-settings']);
+    await finish('admin-settings');
+    expect(started.at(-1)).toBe('os-2');
+    expect(queue.depth).toBe(998);
+    const stopped = queue.stop();
+    await finish('os-2');
+    await stopped;
   });
 });
