@@ -62,6 +62,8 @@ export interface Config {
   sarCacheTtlMs: number;
   /** SubjectAccessReviews in flight at once, for all admissions together (taken in turn per user). */
   accessReviewConcurrency: number;
+  /** /metrics only for a bearer token whose user may get it (TokenReview + SubjectAccessReview). */
+  metricsAuth: boolean;
   tls: TlsSettings;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
@@ -265,6 +267,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
+    metricsAuth: r.boolean('RD_METRICS_AUTH', mode === 'cluster'),
     tls: readTls(r),
     shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),
     shutdownTimeoutMs: r.duration('RD_SHUTDOWN_TIMEOUT', '20s', 100),

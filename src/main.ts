@@ -15,6 +15,7 @@ import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
+import { createScrapeAccess } from './k8s/scrape-access.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -133,6 +134,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,
+    ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
     readiness: () => ({
       certificates: https !== undefined && certificates.current() !== undefined,
       caches: controller.synced(),

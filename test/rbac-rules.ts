@@ -19,6 +19,7 @@ export const CONTROLLER_RULES: V1PolicyRule[] = [
 export function admissionRules(webhookConfigurations: readonly string[], mutating: readonly string[] = []): V1PolicyRule[] {
   return [
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations'],

@@ -3,6 +3,7 @@ import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import type { SourceRef } from '../domain/types.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
+import type { ScrapeAccess } from '../k8s/scrape-access.js';
 import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -32,6 +33,8 @@ export interface AdmissionAppDeps {
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
   bodyLimitBytes: number;
+  /** Who may read /metrics; undefined: anyone who reaches the port. */
+  scrapeAccess?: ScrapeAccess;
   /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
   deadlinesMs?: { distributions: number; namespaces: number; pods?: number };
 }
@@ -89,6 +92,10 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
+    const verdict = (await deps.scrapeAccess?.check(c.req.header('authorization'))) ?? 200;
+    if (verdict === 401) return c.json({ message: 'unauthorized: a bearer token the API server accepts is required' }, 401);
+    if (verdict === 403) return c.json({ message: 'forbidden: get on the non-resource URL /metrics is required' }, 403);
+    if (verdict === 503) return c.json({ message: 'the API server could not be asked who may read metrics' }, 503);
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { 'content-type': metrics.registry.contentType });
   });

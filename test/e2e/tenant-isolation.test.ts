@@ -26,6 +26,7 @@ const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const metrics = createMetrics();
 const label = uniqueName('tenant');
 const aliceRole = uniqueName('alice-distributions');
+const scraperRole = uniqueName('metrics-reader');
 const objectSyncs: { namespace: string; name: string }[] = [];
 let server: RunningServer;
 let teamA: string, teamB: string, teamC: string, teamD: string, platform: string;
@@ -76,6 +77,19 @@ async function surviving(kind: 'Secret' | 'ConfigMap', name: string, namespaces:
   return found.filter((ns): ns is string => ns !== undefined);
 }
 
+/** GET /metrics of our server, with a bearer token or none. */
+function scrape(token: string | undefined): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
+    const req = httpsRequest(`https://127.0.0.1:${server.port}/metrics`, { ca: server.certificates.current()?.trust, agent: false, headers }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 /** The raw answer to a request as alice, Warning headers included (the client library drops them on errors). */
 async function raw(config: KubeConfig, method: string, path: string, body: unknown): Promise<{ status: number; warnings: string[]; message: string }> {
   const server = new URL(config.getCurrentCluster()!.server);
@@ -104,6 +118,7 @@ beforeAll(async () => {
   server = await startLocalServer({
     connection: connectionOf(kc),
     metrics,
+    env: { RD_METRICS_AUTH: 'true' },
     overrides: { webhookNames: { distributions: uniqueName('e2e-tenant-distributions'), namespaces: uniqueName('e2e-tenant-namespaces') }, shutdownDelayMs: 0 },
   });
   // Registered and answering once an invalid distribution is denied by our webhook.
@@ -124,8 +139,10 @@ afterAll(async () => {
   }
   await server?.stop();
   await admin.cleanup();
-  await rbac.deleteClusterRoleBinding({ name: aliceRole }).catch(() => undefined);
-  await rbac.deleteClusterRole({ name: aliceRole }).catch(() => undefined);
+  for (const name of [aliceRole, scraperRole]) {
+    await rbac.deleteClusterRoleBinding({ name }).catch(() => undefined);
+    await rbac.deleteClusterRole({ name }).catch(() => undefined);
+  }
 });
 
 describe('a tenant who may edit distributions', () => {
@@ -263,6 +280,19 @@ describe('a tenant who may edit distributions', () => {
     const denied = await rejection(alice.custom.createNamespacedCustomObject({ ...OS, namespace: teamA, body }));
     expect(denied.code).toBe(422);
     expect(denied.message).toContain('spec.destinations: Too many: 1001: must have at most 1000 items');
+  });
+
+  it('cannot read /metrics: only a token whose user may get it can', async () => {
+    await admin.core.createNamespacedServiceAccount({ namespace: teamB, body: { metadata: { name: 'scraper' } } });
+    await rbac.createClusterRole({ body: { metadata: { name: scraperRole }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } });
+    await rbac.createClusterRoleBinding({
+      body: { metadata: { name: scraperRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: scraperRole }, subjects: [{ kind: 'ServiceAccount', namespace: teamB, name: 'scraper' }] },
+    });
+    const scraper = (await serviceAccountKubeConfig(kc, teamB, 'scraper')).getCurrentUser()?.token;
+    expect(await scrape(undefined)).toBe(401);
+    expect(await scrape('not-a-token')).toBe(401);
+    expect(await scrape(aliceKc.getCurrentUser()?.token)).toBe(403);
+    expect(await scrape(scraper)).toBe(200);
   });
 
   it('learns nothing about which namespaces exist from a denial', async () => {

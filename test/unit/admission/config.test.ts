@@ -14,6 +14,8 @@ describe('loadConfig', () => {
       leaderElection: true,
       bodyLimitBytes: 8 * 1024 * 1024,
       sarCacheTtlMs: 10_000,
+      accessReviewConcurrency: 16,
+      metricsAuth: true,
       sweepIntervalMs: 300_000,
       podName: 'rd-0',
       tls: { caValidityMs: 1825 * 86_400_000, certValidityMs: 90 * 86_400_000, certRenewBeforeMs: 30 * 86_400_000 },
@@ -21,7 +23,7 @@ describe('loadConfig', () => {
   });
 
   it('defaults differently in local mode', () => {
-    expect(loadConfig({ RD_MODE: 'local' })).toMatchObject({ host: '127.0.0.1', leaderElection: false, shutdownDelayMs: 0 });
+    expect(loadConfig({ RD_MODE: 'local' })).toMatchObject({ host: '127.0.0.1', leaderElection: false, shutdownDelayMs: 0, metricsAuth: false });
   });
 
   it('reads every kind of value', () => {
