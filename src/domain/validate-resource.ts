@@ -38,6 +38,41 @@ function checkLabels(metadata: UnknownRecord | undefined): FieldProblem[] {
   return problems;
 }
 
+/**
+ * Ownership metadata is the cluster's, not the template's: a copied finalizer would keep every copy
+ * from ever finishing its deletion, and a copied owner reference would hand the copies to another
+ * owner (or to the garbage collector). Denied, not stripped: copies are what the template says.
+ */
+function checkOwnership(metadata: UnknownRecord | undefined): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (Array.isArray(metadata?.finalizers) && metadata.finalizers.length > 0) {
+    problems.push({ path: 'spec.resource.metadata.finalizers', message: 'is not allowed: every copy would keep it and never finish deleting when the distribution goes' });
+  }
+  if (Array.isArray(metadata?.ownerReferences) && metadata.ownerReferences.length > 0) {
+    problems.push({ path: 'spec.resource.metadata.ownerReferences', message: 'is not allowed: the distribution owns its copies (remove the field)' });
+  }
+  return problems;
+}
+
+/** The top-level fields of the kinds whose templates are checked here (the API server drops any other silently). */
+const FIELDS: Record<'Secret' | 'ConfigMap', readonly string[]> = {
+  Secret: ['apiVersion', 'kind', 'metadata', 'type', 'data', 'stringData', 'immutable'],
+  ConfigMap: ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'],
+};
+
+/** A misspelled field would be dropped and an empty object copied everywhere: name it, and what was probably meant. */
+function checkFields(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): FieldProblem[] {
+  const known = FIELDS[kind];
+  return Object.keys(resource)
+    // The other kind's data field: the content rules say what to write instead.
+    .filter((field) => !known.includes(field) && !['binaryData', 'stringData'].includes(field))
+    .map((field) => {
+      const meant = known.find((candidate) => candidate.toLowerCase() === field.toLowerCase());
+      const hint = meant === undefined ? `a ${kind} has ${known.join(', ')}` : `did you mean ${quote(meant)}?`;
+      return { path: `spec.resource.${field}`, message: `is not a field of a ${kind}: ${hint}` };
+    });
+}
+
 /** An allowed kind, in a version the cluster serves; each problem says what to write instead. */
 export function checkKind(apiVersion: unknown, kind: unknown, kinds: KindRegistry, at: 'spec.resource' | 'spec.source'): FieldProblem[] {
   const problems: FieldProblem[] = [];
@@ -67,8 +102,11 @@ export function validateResource(value: unknown, warnings: string[], kinds: Kind
     ...checkKind(resource.apiVersion, resource.kind, kinds, 'spec.resource'),
     ...checkName(metadata),
     ...checkLabels(metadata),
+    ...checkOwnership(metadata),
     // The content of other kinds is the API server's to check, at the first write.
-    ...(isCoreDataKind(asString(resource.apiVersion), asString(resource.kind)) ? validateContent(resource, resource.kind as 'Secret' | 'ConfigMap') : []),
+    ...(isCoreDataKind(asString(resource.apiVersion), asString(resource.kind))
+      ? [...checkFields(resource, resource.kind as 'Secret' | 'ConfigMap'), ...validateContent(resource, resource.kind as 'Secret' | 'ConfigMap')]
+      : []),
   ];
 }
 

@@ -55,6 +55,10 @@ describe('validateDistribution: each rule', () => {
         { path: 'spec.resource.kind', message: 'is required: Secret or ConfigMap' },
       ],
     ],
+    ['a misspelled Secret field (dropped by the API server: an empty Secret everywhere)', distribution('d').secret('s').field('stringdata', { token: 'x' }).included('a').build(), [{ path: 'spec.resource.stringdata', message: 'is not a field of a Secret: did you mean "stringData"?' }]],
+    ['an unknown ConfigMap field', cm().field('dat', { a: 'b' }).build(), [{ path: 'spec.resource.dat', message: 'is not a field of a ConfigMap: a ConfigMap has apiVersion, kind, metadata, data, binaryData, immutable' }]],
+    ['finalizers in the template', cm().template({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', finalizers: ['example.com/hold'] }, data: {} }).build(), [{ path: 'spec.resource.metadata.finalizers', message: 'is not allowed: every copy would keep it and never finish deleting when the distribution goes' }]],
+    ['owner references in the template', cm().template({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'x', uid: 'u' }] }, data: {} }).build(), [{ path: 'spec.resource.metadata.ownerReferences', message: 'is not allowed: the distribution owns its copies (remove the field)' }]],
     ['resource kind not Secret/ConfigMap', cm().field('kind', 'Deployment').build(), [{ path: 'spec.resource.kind', message: '"Deployment" is not supported: use Secret or ConfigMap (allowed by RD_ALLOWED_KINDS)' }]],
     [
       'resource name missing, generateName used',
