@@ -107,19 +107,16 @@ export function missingAccess(
     }
   }
   const answers = new Array<AccessAnswer | undefined>(checks.length);
-  const broad = clusterWideFirst(checks);
-  const settle = (): string[] | Promise<string[]> => {
-    for (const [i, wide] of broad.covers) if (wide.allowed) answers[i] = wide;
-    const rest = checks.flatMap((check, i) => (answers[i] === undefined ? [i] : []));
-    const lines = (): string[] => deniedLines(subject, access, checks, answers, stops);
+  const groups = sameQuestionGroups(checks);
+  const wideQuestions = groups.map((members) => ({ ...(checks[members[0] ?? 0] as AccessCheck), namespace: '' }));
+  return then(ask(reviewer, wideQuestions, parallelism, signal), (wide) => {
+    // Allowed cluster-wide answers every namespace of its group; denied, each is asked on its own.
+    groups.forEach((members, g) => members.forEach((i) => (answers[i] = wide[g]?.allowed === true ? wide[g] : undefined)));
+    const rest = checks.flatMap((_check, i) => (answers[i] === undefined ? [i] : []));
     return then(ask(reviewer, rest.map((i) => checks[i] as AccessCheck), parallelism, signal), (asked) => {
       rest.forEach((index, i) => (answers[index] = asked[i]));
-      return lines();
+      return deniedLines(subject, access, checks, answers, stops);
     });
-  };
-  return then(ask(reviewer, broad.questions, parallelism, signal), (wide) => {
-    broad.resolve(wide);
-    return settle();
   });
 }
 
@@ -134,25 +131,18 @@ const CLUSTER_WIDE_FIRST = 3;
 /**
  * The cheapest sufficient question first: where many namespaces ask the same verb of the same
  * resource, one cluster-wide review answers them all when the author holds it cluster-wide.
- * `covers` maps each check index to its cluster-wide answer once `resolve` has it.
+ * Returns those groups, as indexes of `checks`.
  */
-function clusterWideFirst(checks: readonly AccessCheck[]): { questions: AccessCheck[]; resolve: (answers: (AccessAnswer | undefined)[]) => void; covers: Map<number, AccessAnswer> } {
+function sameQuestionGroups(checks: readonly AccessCheck[]): number[][] {
   const groups = new Map<string, number[]>();
   checks.forEach((check, i) => {
     if (check.namespace === '') return;
     const key = JSON.stringify([check.verb, check.group, check.resource, check.name ?? '']);
-    groups.set(key, [...(groups.get(key) ?? []), i]);
+    const members = groups.get(key);
+    if (members === undefined) groups.set(key, [i]);
+    else members.push(i);
   });
-  const wide = [...groups.values()].filter((members) => members.length >= CLUSTER_WIDE_FIRST);
-  const questions = wide.map((members) => ({ ...(checks[members[0] ?? 0] as AccessCheck), namespace: '' }));
-  const covers = new Map<number, AccessAnswer>();
-  const resolve = (answers: (AccessAnswer | undefined)[]): void => {
-    wide.forEach((members, q) => {
-      const answer = answers[q];
-      if (answer !== undefined) for (const i of members) covers.set(i, answer);
-    });
-  };
-  return { questions, resolve, covers };
+  return [...groups.values()].filter((members) => members.length >= CLUSTER_WIDE_FIRST);
 }
 
 /**

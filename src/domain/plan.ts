@@ -1,6 +1,7 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
 import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
+import { reportedConflict } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
 import type { Action, ConflictReason, NamespaceInfo, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
 
@@ -52,7 +53,7 @@ export function writesHeldBack(rd: ResourceDistribution): boolean {
   if (rd.spec.writePolicy !== 'strict') return false;
   const status = rd.status;
   if (status === undefined || status.observedGeneration !== rd.metadata.generation) return true;
-  return (status.conditions ?? []).some((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True');
+  return reportedConflict(status) !== undefined;
 }
 
 /**

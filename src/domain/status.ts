@@ -147,3 +147,8 @@ export function computeStatus(input: {
 export function statusEquals(a: DistributionStatus | undefined, b: DistributionStatus): boolean {
   return a !== undefined && canonicalJson(a) === canonicalJson(b);
 }
+
+/** The ConflictOccurred condition when the status reports a conflict (its failedNamespace lists where). */
+export function reportedConflict(status: DistributionStatus | undefined): Condition | undefined {
+  return status?.conditions.find((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True');
+}

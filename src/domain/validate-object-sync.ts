@@ -32,7 +32,7 @@ function checkSource(value: unknown, kinds: KindRegistry): FieldProblem[] {
 }
 
 /** As the CRD says: each destination name is a distribution of its own, reconciled as one unit of work. */
-export const MAX_DESTINATIONS = 1000;
+const MAX_DESTINATIONS = 1000;
 
 function checkDestinations(value: unknown): FieldProblem[] {
   if (!Array.isArray(value) || value.length === 0) return [{ path: 'spec.destinations', message: 'must list at least one destination: {namespace, name?}' }];

@@ -7,6 +7,7 @@ import { templateHash } from '../domain/hash.js';
 import { isCoreDataKind, kindKeyOf } from '../domain/kinds.js';
 import { podInjection, type InjectionCandidate, type PodInjection } from '../domain/pod-injection.js';
 import { registryKeys, type RegistryKey } from '../domain/registry-credentials.js';
+import { reportedConflict } from '../domain/status.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import { LABEL_INJECT, REGISTRY_SECRET_TYPES, type NamespaceInfo, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -63,8 +64,7 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
     const { apiVersion, kind, metadata } = rd.spec.resource;
     const existing = caches.copies.get({ kind: kindKeyOf(apiVersion, kind), namespace: ns.name, name: metadata.name ?? '' });
     if (existing !== undefined) return classifyExisting(rd, existing).kind === 'ours';
-    const conflict = rd.status?.conditions.find((condition) => condition.type === 'ConflictOccurred' && condition.status === 'True');
-    return !(conflict?.failedNamespace ?? []).includes(ns.name);
+    return !(reportedConflict(rd.status)?.failedNamespace ?? []).includes(ns.name);
   }
 
   /** The distribution, resolved, if it injects into `ns` a registry Secret whose copy there may be named. */
