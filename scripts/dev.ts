@@ -48,7 +48,14 @@ async function main(): Promise<void> {
   try {
     server = await startLocalServer({
       connection: connectionOf(plane.kubeConfig),
-      env: { RD_PORT: '9443', RD_LOG_LEVEL: 'info', ...process.env },
+      env: {
+        RD_PORT: '9443',
+        RD_LOG_LEVEL: 'info',
+        // Only this control plane's API server may send reviews, as in a cluster set up for it.
+        RD_WEBHOOK_CLIENT_CA_FILE: plane.webhookClient.caFile,
+        RD_WEBHOOK_CLIENT_NAMES: plane.webhookClient.commonName,
+        ...process.env,
+      },
       certDir: join(REPO_ROOT, 'certs'),
     });
     await applyManifestFiles(plane.kubeConfig, [POLICIES_DIR]);

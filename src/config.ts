@@ -64,6 +64,13 @@ export interface Config {
   accessReviewConcurrency: number;
   /** /metrics only for a bearer token whose user may get it (TokenReview + SubjectAccessReview). */
   metricsAuth: boolean;
+  /**
+   * RD_WEBHOOK_CLIENT_CA_FILE: the webhook routes answer only a caller whose client certificate
+   * this CA signed (the API server, configured to present one); unset: anyone who reaches the port.
+   */
+  webhookClientCaFile: string | undefined;
+  /** RD_WEBHOOK_CLIENT_NAMES: the common names accepted; empty: any the CA signed. */
+  webhookClientNames: string[];
   tls: TlsSettings;
   shutdownDelayMs: number;
   shutdownTimeoutMs: number;
@@ -268,6 +275,8 @@ export function loadConfig(env: Env = process.env): Config {
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
     metricsAuth: r.boolean('RD_METRICS_AUTH', mode === 'cluster'),
+    webhookClientCaFile: r.raw('RD_WEBHOOK_CLIENT_CA_FILE'),
+    webhookClientNames: r.list('RD_WEBHOOK_CLIENT_NAMES', []),
     tls: readTls(r),
     shutdownDelayMs: r.duration('RD_SHUTDOWN_DELAY', mode === 'cluster' ? '5s' : '0s'),
     shutdownTimeoutMs: r.duration('RD_SHUTDOWN_TIMEOUT', '20s', 100),
@@ -279,6 +288,9 @@ export function loadConfig(env: Env = process.env): Config {
   };
   // Room for every write of one fan-out, plus status, Events, leases and access reviews beside it.
   config.apiConnections = r.integer('RD_API_CONNECTIONS', config.applyParallelism + 4, 1, 1024);
+  if (config.webhookClientNames.length > 0 && config.webhookClientCaFile === undefined) {
+    r.problems.push('RD_WEBHOOK_CLIENT_NAMES: needs RD_WEBHOOK_CLIENT_CA_FILE (the CA that signs those certificates)');
+  }
   for (const ns of config.forbiddenNamespaces) {
     if (!DNS_LABEL.test(ns)) r.problems.push(`RD_FORBIDDEN_NAMESPACES: ${ns} is not a DNS label`);
   }

@@ -1,4 +1,4 @@
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -76,6 +76,17 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
  * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
  * kind not served (a CRD not installed yet) is left out until the next start, and said so.
  */
+/** The CA that signs the certificate the API server presents to webhooks, when one is configured. */
+async function readWebhookClientCa(config: Config): Promise<string | undefined> {
+  const path = config.webhookClientCaFile;
+  if (path === undefined) return undefined;
+  const pem = await readFile(path, 'utf8').catch((error: unknown) => {
+    throw new ConfigError([`RD_WEBHOOK_CLIENT_CA_FILE=${path}: ${(error as Error).message}`]);
+  });
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError([`RD_WEBHOOK_CLIENT_CA_FILE=${path}: holds no PEM certificate`]);
+  return pem;
+}
+
 async function allowedKinds(config: Config, client: KubeClient, log: Logger): Promise<KindRegistry> {
   const { kinds, invalid, unknown } = await discoverKinds(client, config.allowedKinds);
   if (invalid.length > 0) throw new ConfigError(invalid.map((problem) => `RD_ALLOWED_KINDS: ${problem}`));
@@ -93,6 +104,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     timeoutMs: config.apiTimeoutMs,
     onConnection: () => metrics.apiConnections.inc(),
   });
+  const webhookClientCa = await readWebhookClientCa(config);
   const kinds = await allowedKinds(config, client, log);
   const clusterApi = createClusterApi(client, { kinds });
   const objectSyncs = await servesObjectSyncs(client);
@@ -134,6 +146,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: config.forbiddenNamespaces,
     bodyLimitBytes: config.bodyLimitBytes,
+    ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
     readiness: () => ({
       certificates: https !== undefined && certificates.current() !== undefined,
@@ -168,7 +181,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
 
   try {
     const initial = await certificates.ensure();
-    https = await startHttpsServer({ fetch: app.fetch, port: config.port, host: config.host, certificate: initial.serving, log });
+    https = await startHttpsServer({
+      fetch: app.fetch,
+      port: config.port,
+      host: config.host,
+      certificate: initial.serving,
+      ...(webhookClientCa === undefined ? {} : { clientCa: webhookClientCa }),
+      log,
+    });
     await certificates.refresh().catch((error: unknown) => {
       // Local mode registers the webhooks here: without them there is nothing to run.
       if (config.mode === 'local') throw error;

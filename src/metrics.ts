@@ -21,6 +21,7 @@ export interface Metrics {
   podMaterialized: Counter<'result'>;
   podMaterializeDuration: Histogram;
   podInjections: Counter;
+  webhookCallersRefused: Counter;
 }
 
 export interface MetricsOptions {
@@ -129,6 +130,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     podInjections: new Counter({
       name: 'resource_distributor_pod_injections_total',
       help: 'Image-pull Secret names added to pods being created (pod mutation).',
+      registers,
+    }),
+    webhookCallersRefused: new Counter({
+      name: 'resource_distributor_webhook_callers_refused_total',
+      help: 'Reviews refused (401) because the caller presented no client certificate the webhook client CA signed, or one of another name.',
       registers,
     }),
     kindsWatched: new Gauge({

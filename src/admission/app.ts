@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
@@ -12,6 +13,7 @@ import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js
 import { objectSyncWebhook } from './object-sync-webhook.js';
 import { podMutationWebhook, type PodMutationWebhookDeps } from './pod-mutation-webhook.js';
 import { podWebhook, type PodWebhookDeps } from './pod-webhook.js';
+import { checkWebhookCaller, type WebhookCallerPolicy } from './webhook-caller.js';
 import { webhookRoute, type WebhookRouteOptions } from './webhook-route.js';
 
 export interface AdmissionAppDeps {
@@ -33,6 +35,8 @@ export interface AdmissionAppDeps {
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
   bodyLimitBytes: number;
+  /** Who may send reviews (a client certificate); undefined: anyone who reaches the port. */
+  webhookCallers?: WebhookCallerPolicy;
   /** Who may read /metrics; undefined: anyone who reaches the port. */
   scrapeAccess?: ScrapeAccess;
   /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
@@ -62,6 +66,17 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
   const { log, metrics } = deps;
   const deadlines = deps.deadlinesMs ?? DEFAULT_DEADLINES_MS;
   const app = new Hono();
+
+  const callers = deps.webhookCallers;
+  if (callers !== undefined) {
+    // Every POST route is a webhook; the GET routes (probes, metrics) have their own rules.
+    app.post('*', async (c, next) => {
+      const refusal = checkWebhookCaller((c.env as { incoming?: IncomingMessage } | undefined)?.incoming, callers);
+      if (refusal === undefined) return next();
+      metrics.webhookCallersRefused.inc();
+      return c.json({ message: `unauthorized: ${refusal}` }, 401);
+    });
+  }
 
   /** Every webhook route shares the logger, the metrics and the body limit. */
   const route = (path: string, options: Omit<WebhookRouteOptions, 'log' | 'metrics' | 'bodyLimitBytes'>): void => {

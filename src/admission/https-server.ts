@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import { serve } from '@hono/node-server';
 import type { Logger } from '../log.js';
 import type { KeyPair } from '../tls/certificates.js';
@@ -9,6 +10,11 @@ export interface HttpsServerOptions {
   port: number;
   host: string;
   certificate: KeyPair;
+  /**
+   * PEM CA bundle: clients are asked for a certificate and those it signed are marked authorized
+   * on their socket (see webhook-caller.ts). A client without one is still served.
+   */
+  clientCa?: string;
   log: Logger;
 }
 
@@ -26,13 +32,20 @@ export interface HttpsServer {
   close(timeoutMs: number): Promise<void>;
 }
 
+function secureContext(certificate: KeyPair, clientCa: string | undefined): SecureContextOptions {
+  return { key: certificate.key, cert: certificate.cert, ...(clientCa === undefined ? {} : { ca: clientCa }) };
+}
+
 export async function startHttpsServer(options: HttpsServerOptions): Promise<HttpsServer> {
   const server = serve({
     fetch: options.fetch,
     port: options.port,
     hostname: options.host,
     createServer,
-    serverOptions: { key: options.certificate.key, cert: options.certificate.cert },
+    serverOptions: {
+      ...secureContext(options.certificate, options.clientCa),
+      ...(options.clientCa === undefined ? {} : { requestCert: true, rejectUnauthorized: false }),
+    },
   }) as Server;
 
   await new Promise<void>((resolve, reject) => {
@@ -62,7 +75,7 @@ export async function startHttpsServer(options: HttpsServerOptions): Promise<Htt
   return {
     port,
     setCertificate(certificate) {
-      server.setSecureContext({ key: certificate.key, cert: certificate.cert });
+      server.setSecureContext(secureContext(certificate, options.clientCa));
     },
     drain() {
       draining = true;

@@ -1,5 +1,5 @@
 import { rmSync } from 'node:fs';
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -8,9 +8,9 @@ import { ensureBinaries, type BinaryPaths } from './binaries.js';
 import { registerTeardown } from './exit-hooks.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { freePorts, httpGet, waitUntilReady, type TlsClient } from './network.js';
-import { writeControlPlanePki } from './pki.js';
+import { WEBHOOK_CLIENT_NAME, writeControlPlanePki } from './pki.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { apiserverArgs, controllerManagerArgs, etcdArgs, type Ports } from './server-args.js';
+import { admissionConfigFiles, apiserverArgs, controllerManagerArgs, etcdArgs, type Ports } from './server-args.js';
 
 export interface ControlPlane {
   kubeconfigPath: string;
@@ -19,6 +19,11 @@ export interface ControlPlane {
   serverUrl: string;
   /** etcd's client URL (plain HTTP on loopback), for tests that compact or inspect storage. */
   etcdUrl: string;
+  /**
+   * The certificate the API server presents to webhooks: its CA (cert and key, to issue others)
+   * and common name; a webhook verifies callers with these.
+   */
+  webhookClient: { caFile: string; caKeyFile: string; commonName: string };
   /** Temp dir with certificates, kubeconfig, etcd data and one `<server>.log` per process. */
   dir: string;
   /**
@@ -127,6 +132,7 @@ async function boot(
   await mkdir(pkiDir);
   const [pki, [etcdClient = 0, etcdPeer = 0, apiserver = 0]] = await Promise.all([writeControlPlanePki(pkiDir), freePorts(3)]);
   const ports: Ports = { etcdClient, etcdPeer, apiserver };
+  await Promise.all(admissionConfigFiles(dir, pki).map((file) => writeFile(file.path, file.text, { mode: 0o600 })));
   const serverUrl = `https://127.0.0.1:${apiserver}`;
   const etcdUrl = `http://127.0.0.1:${etcdClient}`;
   const tls: TlsClient = { ca: pki.caCert, cert: pki.admin.cert, key: pki.admin.key };
@@ -175,7 +181,8 @@ async function boot(
     options.log(`restarting ${server}`);
     await launch(specs[server], dir, processes, index);
   };
-  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, restart };
+  const webhookClient = { caFile: pki.files.webhookClientCaCert, caKeyFile: pki.files.webhookClientCaKey, commonName: WEBHOOK_CLIENT_NAME };
+  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, webhookClient, restart };
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only

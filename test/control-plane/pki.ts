@@ -77,10 +77,20 @@ export async function issueClientCert(ca: KeyAndCert, user: string, groups: read
   return { key: pems.private, cert: pems.cert };
 }
 
+/** The common name of the certificate the API server presents to webhooks. */
+export const WEBHOOK_CLIENT_NAME = 'kube-apiserver-webhook-client';
+
 export interface ControlPlanePki {
   caCert: string;
-  /** CA, serving cert and key, admin client cert and key, service-account key pair. */
+  /**
+   * CA, serving cert and key, admin client cert and key, service-account key pair; and a CA of
+   * its own (cert and key, so tests can issue more) that signed the API server's webhook client certificate.
+   */
   files: {
+    webhookClientCaCert: string;
+    webhookClientCaKey: string;
+    webhookClientCert: string;
+    webhookClientKey: string;
     caCert: string;
     servingCert: string;
     servingKey: string;
@@ -102,11 +112,15 @@ async function serviceAccountKeyPair(): Promise<{ privateKey: string; publicKey:
 
 /** Generates every key and certificate the control plane needs and writes them into `dir`. */
 export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki> {
-  const ca = await createCertificateAuthority('resource-distributor-test-ca');
-  const [serving, admin, serviceAccount] = await Promise.all([
+  const [ca, webhookCa] = await Promise.all([
+    createCertificateAuthority('resource-distributor-test-ca'),
+    createCertificateAuthority('resource-distributor-test-webhook-client-ca'),
+  ]);
+  const [serving, admin, serviceAccount, webhookClient] = await Promise.all([
     issueServingCert(ca, 'kube-apiserver', ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc']),
     issueClientCert(ca, 'admin', ['system:masters']),
     serviceAccountKeyPair(),
+    issueClientCert(webhookCa, WEBHOOK_CLIENT_NAME),
   ]);
   const files = {
     caCert: join(dir, 'ca.crt'),
@@ -116,6 +130,10 @@ export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki
     adminKey: join(dir, 'admin.key'),
     serviceAccountKey: join(dir, 'sa.key'),
     serviceAccountPub: join(dir, 'sa.pub'),
+    webhookClientCaCert: join(dir, 'webhook-client-ca.crt'),
+    webhookClientCaKey: join(dir, 'webhook-client-ca.key'),
+    webhookClientCert: join(dir, 'webhook-client.crt'),
+    webhookClientKey: join(dir, 'webhook-client.key'),
   };
   const contents: [string, string][] = [
     [files.caCert, ca.cert],
@@ -125,6 +143,10 @@ export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki
     [files.adminKey, admin.key],
     [files.serviceAccountKey, serviceAccount.privateKey],
     [files.serviceAccountPub, serviceAccount.publicKey],
+    [files.webhookClientCaCert, webhookCa.cert],
+    [files.webhookClientCaKey, webhookCa.key],
+    [files.webhookClientCert, webhookClient.cert],
+    [files.webhookClientKey, webhookClient.key],
   ];
   await Promise.all(contents.map(([path, text]) => writeFile(path, text, { mode: 0o600 })));
   return { caCert: ca.cert, files, admin };

@@ -24,7 +24,33 @@ export function etcdArgs(dir: string, ports: Ports): string[] {
   ];
 }
 
-/** The flags envtest uses, plus an explicit serving certificate and service-account keys. */
+/**
+ * The API server's admission configuration: both webhook plugins present the webhook client
+ * certificate to every webhook (user `*` of the kubeconfig), so that a webhook can tell the API
+ * server from anyone else who reaches its port.
+ */
+export function admissionConfigFiles(dir: string, pki: ControlPlanePki): { path: string; text: string }[] {
+  const kubeconfig = join(dir, 'admission-kubeconfig.yaml');
+  const config = join(dir, 'admission-config.yaml');
+  const user = { name: '*', user: { 'client-certificate': pki.files.webhookClientCert, 'client-key': pki.files.webhookClientKey } };
+  const plugin = (name: string) => ({
+    name,
+    configuration: { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig },
+  });
+  return [
+    { path: kubeconfig, text: JSON.stringify({ apiVersion: 'v1', kind: 'Config', users: [user] }) },
+    {
+      path: config,
+      text: JSON.stringify({
+        apiVersion: 'apiserver.config.k8s.io/v1',
+        kind: 'AdmissionConfiguration',
+        plugins: [plugin('ValidatingAdmissionWebhook'), plugin('MutatingAdmissionWebhook')],
+      }),
+    },
+  ];
+}
+
+/** The flags envtest uses, plus an explicit serving certificate, service-account keys and the admission configuration. */
 export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): string[] {
   const { files } = pki;
   return [
@@ -45,6 +71,7 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): 
     // No controller creates service-account tokens here; pods would be rejected without it.
     '--disable-admission-plugins=ServiceAccount',
     '--allow-privileged=true',
+    `--admission-control-config-file=${join(dir, 'admission-config.yaml')}`,
   ];
 }
 

@@ -139,10 +139,31 @@ describe('the Helm chart', () => {
     expect(JSON.stringify(find(objects, 'ValidatingWebhookConfiguration'))).toContain('"timeoutSeconds":10');
   });
 
+  it('opens only the HTTPS port by default, to any source; to the API server and Prometheus once their addresses are given', async () => {
+    const ingressOf = (objects: K8sObject[]): unknown => (one(objects, 'NetworkPolicy') as unknown as { spec: { ingress: unknown } }).spec.ingress;
+    expect(ingressOf(await helmTemplate())).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
+    expect(ingressOf(await helmTemplate(['--set', 'networkPolicy.apiServerCidr=192.0.2.0/28']))).toEqual([
+      { from: [{ ipBlock: { cidr: '192.0.2.0/28' } }], ports: [{ port: 'https', protocol: 'TCP' }] },
+      { from: [{ namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } } }], ports: [{ port: 'https', protocol: 'TCP' }] },
+    ]);
+    expect(find(await helmTemplate(['--set', 'networkPolicy.enabled=false']), 'NetworkPolicy')).toEqual([]);
+  });
+
+  it('gives the server the API server\'s client CA and names to verify reviews with', async () => {
+    const objects = await helmTemplate(['--set', 'apiServerAuthentication.clientCAConfigMap=apiserver-webhook-client-ca', '--set', 'apiServerAuthentication.clientNames={kube-apiserver,apiserver-2}']);
+    const config = loadConfig({ ...envOf(objects), RD_NAMESPACE: 'resource-distributor', POD_NAME: 'pod' });
+    expect(config.webhookClientNames).toEqual(['kube-apiserver', 'apiserver-2']);
+    const spec = (one(objects, 'Deployment') as unknown as { spec: { template: { spec: { volumes: { name: string; configMap: { name: string } }[]; containers: { volumeMounts: { name: string; mountPath: string }[] }[] } } } }).spec.template.spec;
+    expect(spec.volumes).toEqual([{ name: 'webhook-client-ca', configMap: { name: 'apiserver-webhook-client-ca' } }]);
+    const mount = spec.containers[0]!.volumeMounts.find((m) => m.name === 'webhook-client-ca');
+    expect(config.webhookClientCaFile).toBe(`${mount?.mountPath}/ca.crt`);
+    expect(envOf(await helmTemplate())).not.toHaveProperty('RD_WEBHOOK_CLIENT_CA_FILE');
+  });
+
   it.each([
     ['a setting the chart derives', ['--set', 'settings.RD_MODE=local'], 'settings.RD_MODE: set by the chart'],
     ['a setting that is not RD_*', ['--set', 'settings.NODE_OPTIONS=--inspect'], 'settings.NODE_OPTIONS: only RD_* settings'],
-    ['the network policy without the API server addresses', ['--set', 'networkPolicy.enabled=true'], 'networkPolicy.apiServerCidr'],
+    ['client names without the CA that signs them', ['--set', 'apiServerAuthentication.clientNames={kube-apiserver}'], 'apiServerAuthentication.clientNames: needs apiServerAuthentication.clientCAConfigMap'],
     ['an allowed kind without its resource', ['--set-json', 'allowedKinds=[{"kind":"CronJob","group":"batch"}]'], 'allowedKinds: every entry needs kind and resource'],
   ])('refuses %s with a message', async (_what, args, message) => {
     const failure = await helmTemplate(args).then(

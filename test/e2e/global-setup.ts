@@ -4,6 +4,8 @@ import { applyManifestFiles, CRD_DIR, ensureTool, startControlPlane, waitForCrdE
 declare module 'vitest' {
   export interface ProvidedContext {
     kubeconfigPath: string;
+    /** What the API server presents to webhooks (see ControlPlane.webhookClient). */
+    webhookClient: { caFile: string; caKeyFile: string; commonName: string };
     /** Paths of the Go-built tools of the chart and monitoring tests. */
     tools: Record<ToolName, string>;
   }
@@ -38,5 +40,6 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
+  project.provide('webhookClient', plane.webhookClient);
   return () => plane.stop();
 }

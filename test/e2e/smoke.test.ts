@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   AdmissionregistrationV1Api,
@@ -9,6 +10,7 @@ import {
   type V1ConfigMap,
 } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { describeApiError, isNotFound } from '../../src/k8s/errors.js';
 import { POLICIES_DIR, readManifests, REPO_ROOT } from '../control-plane/index.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
@@ -95,13 +97,18 @@ describe('the ResourceDistribution CRD', () => {
   });
 });
 
-describe('webhook-config/network-policy', () => {
-  it('is a NetworkPolicy the API server accepts', async () => {
+describe('webhook-config network policy', () => {
+  it('is a NetworkPolicy the API server accepts, as in the base and as the network-policy component narrows it', async () => {
     const ns = await createNamespace('e2e-netpol');
-    const [policy] = await readManifests(join(REPO_ROOT, 'webhook-config', 'network-policy', 'network-policy.yaml'));
-    const body = { ...(policy as V1NetworkPolicy), metadata: { ...(policy as V1NetworkPolicy).metadata, namespace: ns } };
-    const created = await kc.makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: ns, body, dryRun: 'All' });
-    expect(created.spec?.ingress).toHaveLength(2);
+    const [base] = (await readManifests(join(REPO_ROOT, 'webhook-config', 'network-policy.yaml'))) as V1NetworkPolicy[];
+    type Ingress = NonNullable<V1NetworkPolicy['spec']>['ingress'];
+    const [replace] = parse(await readFile(join(REPO_ROOT, 'webhook-config', 'network-policy', 'restrict-sources.yaml'), 'utf8')) as { value: Ingress }[];
+    const narrowed = { ...base!, spec: { ...base!.spec!, ingress: replace!.value } };
+    for (const [policy, rules] of [[base!, 1], [narrowed, 2]] as const) {
+      const body = { ...policy, metadata: { ...policy.metadata, namespace: ns } };
+      const created = await kc.makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: ns, body, dryRun: 'All' });
+      expect(created.spec?.ingress).toHaveLength(rules);
+    }
   });
 });
 

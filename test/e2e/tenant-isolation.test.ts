@@ -308,4 +308,44 @@ describe('a tenant who may edit distributions', () => {
     expect(asAdmin.status).toBe(201);
     expect(asAdmin.warnings.join('\n')).toMatch(new RegExp(`namespace \\W*${future}\\W* does not exist yet`));
   });
+
+  it('costs a bounded number of access reviews with a forged 10,000-namespace review (no webhook client CA configured)', async () => {
+    const namespaces = Array.from({ length: 10_000 }, (_, i) => ({ name: `forged-${i}` }));
+    const rd = distributionOf('forged', configMapOf('c', { a: 'b' }), { includedNamespaces: { list: namespaces } });
+    const review = {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: {
+        uid: 'forged',
+        kind: { group: GROUP, version: VERSION, kind: KIND },
+        resource: { group: GROUP, version: VERSION, resource: PLURAL },
+        name: 'forged',
+        operation: 'CREATE',
+        userInfo: { username: uniqueName('nobody'), groups: ['system:authenticated'] },
+        object: rd,
+      },
+    };
+    const reviews = async (): Promise<number> => (await metrics.apiRequests.get()).values.find((v) => v.labels.resource === 'subjectaccessreviews')?.value ?? 0;
+    const before = await reviews();
+    const body = JSON.stringify(review);
+    const answer = await new Promise<{ allowed?: boolean; status?: { message?: string } }>((resolve, reject) => {
+      const req = httpsRequest(
+        `https://127.0.0.1:${server.port}/validate/resourcedistributions`,
+        { method: 'POST', ca: server.certificates.current()?.trust, agent: false, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk: Buffer) => (text += chunk.toString('utf8')));
+          res.on('end', () => resolve((JSON.parse(text) as { response: { allowed?: boolean; status?: { message?: string } } }).response));
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+    const spent = (await reviews()) - before;
+    console.log(`forged review of ${Math.round(body.length / 1024)} KB for 10,000 namespaces: ${spent} access reviews`);
+    expect(answer.allowed).toBe(false);
+    expect(answer.status?.message).toMatch(/more checks were not made/);
+    // Two cluster-wide questions, then per-namespace ones until eleven are denied (16 in flight at most).
+    expect(spent).toBeLessThanOrEqual(2 + 2 * 16 + 11);
+  });
 });

@@ -52,7 +52,10 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 
 {{/* The settings the chart derives itself, refused in .Values.settings. */}}
 {{- define "resource-distributor.checkSettings" -}}
-{{- $derived := list "RD_MODE" "RD_PORT" "RD_NAMESPACE" "RD_SERVICE_NAME" "RD_TLS_SECRET" "RD_WEBHOOK_NAMES" "RD_LEADER_ELECTION" "RD_LEASE_NAME" "RD_LOG_LEVEL" "RD_SHUTDOWN_DELAY" "RD_SHUTDOWN_TIMEOUT" "RD_ALLOWED_KINDS" -}}
+{{- $derived := list "RD_MODE" "RD_PORT" "RD_NAMESPACE" "RD_SERVICE_NAME" "RD_TLS_SECRET" "RD_WEBHOOK_NAMES" "RD_LEADER_ELECTION" "RD_LEASE_NAME" "RD_LOG_LEVEL" "RD_SHUTDOWN_DELAY" "RD_SHUTDOWN_TIMEOUT" "RD_ALLOWED_KINDS" "RD_WEBHOOK_CLIENT_CA_FILE" "RD_WEBHOOK_CLIENT_NAMES" -}}
+{{- if and .Values.apiServerAuthentication.clientNames (not .Values.apiServerAuthentication.clientCAConfigMap) -}}
+{{- fail "apiServerAuthentication.clientNames: needs apiServerAuthentication.clientCAConfigMap (the CA that signs those certificates)" -}}
+{{- end -}}
 {{- range $name, $value := .Values.settings -}}
 {{- if not (hasPrefix "RD_" $name) -}}
 {{- fail (printf "settings.%s: only RD_* settings (see the README's Configuration table)" $name) -}}

@@ -67,6 +67,15 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RD_CERT_VALIDITY: '10d', RD_CERT_RENEW_BEFORE: '20d' })).toThrow('RD_CERT_RENEW_BEFORE: must be shorter than RD_CERT_VALIDITY');
   });
 
+  it('reads the webhook client CA and names; names alone are refused', () => {
+    expect(loadConfig({ RD_WEBHOOK_CLIENT_CA_FILE: '/etc/ca.crt', RD_WEBHOOK_CLIENT_NAMES: 'kube-apiserver, apiserver-2' })).toMatchObject({
+      webhookClientCaFile: '/etc/ca.crt',
+      webhookClientNames: ['kube-apiserver', 'apiserver-2'],
+    });
+    expect(loadConfig({})).toMatchObject({ webhookClientCaFile: undefined, webhookClientNames: [] });
+    expect(() => loadConfig({ RD_WEBHOOK_CLIENT_NAMES: 'kube-apiserver' })).toThrow('RD_WEBHOOK_CLIENT_NAMES: needs RD_WEBHOOK_CLIENT_CA_FILE');
+  });
+
   it('maps into the reconciler settings', () => {
     const config = loadConfig({ POD_NAME: 'rd-1', RD_NAMESPACE: 'ops', RD_CONCURRENCY: '8' });
     expect(controllerSettings(config)).toEqual({

@@ -76,21 +76,26 @@ describe('webhook-config/', () => {
     }
   });
 
-  it('offers a NetworkPolicy component that admits traffic to the pods on their HTTPS port only', () => {
-    const component = load('network-policy/kustomization.yaml')[0] as unknown as { kind: string; resources: string[] };
-    expect(component).toMatchObject({ kind: 'Component', resources: ['network-policy.yaml'] });
-    const [policy] = load('network-policy/network-policy.yaml') as unknown as {
+  it('opens only the HTTPS port of the pods, and offers a component that narrows its sources', () => {
+    const [policy] = load('network-policy.yaml') as unknown as {
       metadata: { namespace: string };
-      spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { from: unknown[]; ports: { port: string }[] }[] };
+      spec: { podSelector: { matchLabels: Record<string, string> }; policyTypes: string[]; ingress: { from?: unknown[]; ports: { port: string }[] }[] };
     }[];
     const deployment = one('Deployment') as unknown as { spec: { template: { metadata: { labels: Record<string, string> }; spec: { containers: Container[] } } } };
     expect(policy?.metadata.namespace).toBe('resource-distributor');
     expect(deployment.spec.template.metadata.labels).toMatchObject(policy?.spec.podSelector.matchLabels ?? { missing: true });
     expect(policy?.spec.policyTypes).toEqual(['Ingress']);
     const portNames = deployment.spec.template.spec.containers[0]!.ports.map((port) => port.name);
-    for (const rule of policy?.spec.ingress ?? []) {
+    expect(policy?.spec.ingress).toEqual([{ ports: [{ port: 'https', protocol: 'TCP' }] }]);
+    expect(portNames).toContain('https');
+
+    const component = load('network-policy/kustomization.yaml')[0] as unknown as { kind: string; patches: { path: string; target: object }[] };
+    expect(component).toMatchObject({ kind: 'Component', patches: [{ path: 'restrict-sources.yaml', target: { kind: 'NetworkPolicy', name: 'resource-distributor' } }] });
+    const [patch] = load('network-policy/restrict-sources.yaml') as unknown as { op: string; path: string; value: { from: unknown[]; ports: { port: string }[] }[] }[][];
+    expect(patch?.[0]).toMatchObject({ op: 'replace', path: '/spec/ingress' });
+    for (const rule of patch?.[0]?.value ?? []) {
       expect(rule.from.length).toBeGreaterThan(0);
-      expect(rule.ports.map((port) => port.port).every((name) => portNames.includes(name))).toBe(true);
+      expect(rule.ports.map((port) => port.port)).toEqual(['https']);
     }
   });
 
