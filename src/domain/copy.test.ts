@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { base64, controllerRef, copyOf, distribution, foreign, T0, T1 } from '../../test/unit/builders.js';
+import { base64, controllerRef, copyOf, distribution, foreign, T0, T1, type ResourceBuilder } from '../../test/unit/builders.js';
 import { classifyExisting, isForbiddenSecretType, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
 import {
   ANNOTATION_ADOPT,
   ANNOTATION_FROM,
   ANNOTATION_HASH,
+  ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
   LABEL_DISTRIBUTION,
   type Resource,
@@ -24,6 +25,7 @@ describe('renderCopy', () => {
         namespace: 'ns-1',
         labels: { team: 'x', [LABEL_DISTRIBUTION]: 'shared' },
         annotations: {
+          [ANNOTATION_TEMPLATE_METADATA]: '{"labels":["team"]}',
           [ANNOTATION_FROM]: 'shared',
           [ANNOTATION_HASH]: hashResource(rd.spec.resource),
           [ANNOTATION_TIMESTAMP]: '2024-05-01T10:00:00Z',
@@ -151,6 +153,71 @@ describe('mergeCopy', () => {
     const existing = copyOf(rd, 'ns-1').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'shared', 'old-uid')).build();
     const merged = mergeCopy(renderCopy(rd, 'ns-1', T0), existing);
     expect(merged.metadata.ownerReferences).toEqual([expect.objectContaining({ name: 'shared', uid: 'uid-shared' })]);
+  });
+});
+
+describe('mergeCopy: keys an earlier template put on the copy', () => {
+  const before = distribution('shared').configMap('settings', { a: '1' }).templateLabels({ team: 'x', tier: 'gold' }).templateAnnotations({ note: 'v1' }).build();
+  /** A copy of `before` someone else then added a label and an annotation to. */
+  const existing = (): ResourceBuilder => copyOf(before, 'ns-1').label('added-by', 'someone').annotation('keep', 'me');
+  const after = (build: (b: ReturnType<typeof distribution>) => ReturnType<typeof distribution>) => build(distribution('shared').configMap('settings', { a: '1' })).build();
+
+  it.each([
+    [
+      'a label and an annotation dropped',
+      existing().build(),
+      after((b) => b.templateLabels({ team: 'x' })),
+      { team: 'x', 'added-by': 'someone' },
+      { keep: 'me', [ANNOTATION_TEMPLATE_METADATA]: '{"labels":["team"]}' },
+    ],
+    ['every template key dropped (the record goes too)', existing().build(), after((b) => b), { 'added-by': 'someone' }, { keep: 'me' }],
+    [
+      'a key the template dropped and gave a new value later stays, with that value',
+      existing().build(),
+      after((b) => b.templateLabels({ tier: 'silver' })),
+      { tier: 'silver', 'added-by': 'someone' },
+      { keep: 'me', [ANNOTATION_TEMPLATE_METADATA]: '{"labels":["tier"]}' },
+    ],
+    [
+      'a copy without a record (written before it existed, or adopted): nothing removed',
+      existing().withoutAnnotation(ANNOTATION_TEMPLATE_METADATA).build(),
+      after((b) => b),
+      { team: 'x', tier: 'gold', 'added-by': 'someone' },
+      { keep: 'me', note: 'v1' },
+    ],
+    [
+      'a record edited into something unreadable: nothing removed',
+      existing().annotation(ANNOTATION_TEMPLATE_METADATA, '{labels').build(),
+      after((b) => b),
+      { team: 'x', tier: 'gold', 'added-by': 'someone' },
+      { keep: 'me', note: 'v1' },
+    ],
+  ])('%s', (_what, copy, rdAfter, labels, annotations) => {
+    const merged = mergeCopy(renderCopy(rdAfter, 'ns-1', T1), copy);
+    expect(merged.metadata.labels).toEqual({ ...labels, [LABEL_DISTRIBUTION]: 'shared' });
+    const { [ANNOTATION_FROM]: _from, [ANNOTATION_HASH]: _hash, [ANNOTATION_TIMESTAMP]: _time, ...rest } = merged.metadata.annotations ?? {};
+    expect(rest).toEqual(annotations);
+    // What was written is in sync with the template it was written for.
+    expect(isInSync(rdAfter, merged)).toBe(true);
+  });
+
+  it('a copy still carrying an earlier record is out of sync, even where the rest matches', () => {
+    const plain = distribution('shared').configMap('settings', { a: '1' }).build();
+    const stale = copyOf(plain, 'ns-1').annotation(ANNOTATION_TEMPLATE_METADATA, '{"labels":["tier"]}').label('tier', 'gold').build();
+    expect(isInSync(plain, stale)).toBe(false);
+    expect(isInSync(plain, copyOf(plain, 'ns-1').build())).toBe(true);
+  });
+
+  it('never records or removes keys of ours that a source which is itself a copy carries', () => {
+    const chained = distribution('second')
+      .configMap('settings', { a: '1' })
+      .templateLabels({ [LABEL_DISTRIBUTION]: 'first', team: 'x' })
+      .templateAnnotations({ [ANNOTATION_FROM]: 'first', [ANNOTATION_TEMPLATE_METADATA]: '{"labels":["other"]}' })
+      .build();
+    const copy = renderCopy(chained, 'ns-1', T0);
+    expect(copy.metadata.annotations?.[ANNOTATION_TEMPLATE_METADATA]).toBe('{"labels":["team"]}');
+    expect(copy.metadata.annotations?.[ANNOTATION_FROM]).toBe('second');
+    expect(copy.metadata.labels?.[LABEL_DISTRIBUTION]).toBe('second');
   });
 });
 

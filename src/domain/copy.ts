@@ -1,6 +1,7 @@
 // Copies: render, merge over an existing object, ownership and drift.
 import { effectiveType, isDistributionRef, mapsEqual } from './ownership.js';
-import { ANNOTATION_ADOPT, type OwnerReference, type Resource } from './types.js';
+import { recordedTemplateKeys, withoutDropped } from './template-metadata.js';
+import { ANNOTATION_ADOPT, ANNOTATION_TEMPLATE_METADATA, type OwnerReference, type Resource } from './types.js';
 
 export { renderCopy, controllerRefTo } from './render.js';
 export {
@@ -28,18 +29,21 @@ function otherOwners(existing: Resource, ours: readonly OwnerReference[]): Owner
 
 /**
  * What to PUT over `existing`: the desired copy wins; labels and annotations others added are
- * kept, as are finalizers and non-controller owner references. Carries the existing
+ * kept, as are finalizers and non-controller owner references, while those the previous template
+ * put there (its record) and the current one no longer has are removed. Carries the existing
  * resourceVersion so that a concurrent change makes the write fail and retry. Taking an object
  * over consumes its adopt annotation.
  */
 export function mergeCopy(desired: Resource, existing: Resource): Resource {
   const merged = structuredClone(desired);
   const ours = desired.metadata.ownerReferences ?? [];
-  const annotations = { ...existing.metadata.annotations, ...desired.metadata.annotations };
+  const previous = recordedTemplateKeys(existing.metadata);
+  const want = desired.metadata;
+  const annotations = { ...withoutDropped(existing.metadata.annotations, [...previous.annotations, ANNOTATION_TEMPLATE_METADATA], want.annotations), ...want.annotations };
   delete annotations[ANNOTATION_ADOPT];
   merged.metadata = {
     ...merged.metadata,
-    labels: { ...existing.metadata.labels, ...desired.metadata.labels },
+    labels: { ...withoutDropped(existing.metadata.labels, previous.labels, want.labels), ...want.labels },
     annotations,
     ownerReferences: [...otherOwners(existing, ours), ...ours],
   };

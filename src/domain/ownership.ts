@@ -7,6 +7,7 @@ import { desiredView } from './render.js';
 import {
   ANNOTATION_ADOPT,
   ANNOTATION_FROM,
+  ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
   API_VERSION,
   FORBIDDEN_SECRET_TYPES,
@@ -161,6 +162,8 @@ export function isInSync(rd: ResolvedDistribution, existing: Resource, hash: str
     contentEqual(desired, existing) &&
     includesAll(existing.metadata.labels, desired.metadata.labels) &&
     includesAll(existing.metadata.annotations, desired.metadata.annotations, [ANNOTATION_TIMESTAMP]) &&
+    // A record the desired copy no longer has: keys of an earlier template are still on the copy.
+    (existing.metadata.annotations?.[ANNOTATION_TEMPLATE_METADATA] === undefined || desired.metadata.annotations?.[ANNOTATION_TEMPLATE_METADATA] !== undefined) &&
     controllerRefCurrent(rd, existing)
   );
 }

@@ -1,5 +1,6 @@
 // The desired copy of a distribution's template in one namespace.
 import { hashResource } from './hash.js';
+import { templateKeysRecord } from './template-metadata.js';
 import { isCoreDataKind } from './kinds.js';
 import { toRfc3339 } from './timestamp.js';
 import {
@@ -7,6 +8,7 @@ import {
   ANNOTATION_FROM,
   ANNOTATION_HASH,
   ANNOTATION_OBJECT_SYNC,
+  ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
   API_VERSION,
   KIND,
@@ -67,18 +69,42 @@ function ownership(rd: ResourceDistribution): { annotations: Record<string, stri
   return { annotations: { [ANNOTATION_OBJECT_SYNC]: `${rd.origin.namespace}/${rd.origin.name}` }, ownerReferences: [] };
 }
 
+/** Keys of ours on a copy: a template (or a source that is itself a copy) never owns them. */
+const OUR_ANNOTATIONS = [ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_TIMESTAMP, ANNOTATION_OBJECT_SYNC, ANNOTATION_ADOPT, ANNOTATION_TEMPLATE_METADATA];
+
+function without(map: Record<string, string> | undefined, keys: readonly string[]): Record<string, string> | undefined {
+  if (map === undefined || !keys.some((key) => key in map)) return map;
+  const rest = { ...map };
+  for (const key of keys) delete rest[key];
+  return rest;
+}
+
+// Per template metadata object: a steady-state pass renders the same template for every copy.
+const recordCache = new WeakMap<ObjectMeta, { record: string | undefined }>();
+
+/** The record of the keys the template puts on copies (see template-metadata.ts). */
+function templateRecord(template: ObjectMeta): string | undefined {
+  let cached = recordCache.get(template);
+  if (cached === undefined) {
+    cached = { record: templateKeysRecord(without(template.labels, [LABEL_DISTRIBUTION]), without(template.annotations, OUR_ANNOTATIONS)) };
+    recordCache.set(template, cached);
+  }
+  return cached.record;
+}
+
 function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date, hash: string): ObjectMeta {
   const metadata: ObjectMeta = { ...template };
   for (const key of SERVER_SET_METADATA) delete metadata[key];
   const owner = ownership(rd);
+  const record = templateRecord(template);
   const annotations: Record<string, string> = {
-    ...template.annotations,
+    ...without(template.annotations, OUR_ANNOTATIONS),
     ...owner.annotations,
+    ...(record === undefined ? {} : { [ANNOTATION_TEMPLATE_METADATA]: record }),
     [ANNOTATION_FROM]: rd.metadata.name,
     [ANNOTATION_HASH]: hash,
     [ANNOTATION_TIMESTAMP]: toRfc3339(now),
   };
-  delete annotations[ANNOTATION_ADOPT];
   return {
     ...metadata,
     namespace,

@@ -15,6 +15,13 @@ export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
 /** On copies of an ObjectSync: `<namespace>/<name>` of the ObjectSync (they carry no owner reference). */
 export const ANNOTATION_OBJECT_SYNC = 'resource-distributor.io/object-sync';
 
+/**
+ * On copies whose template has labels or annotations: the keys the template put there, as JSON
+ * `{"labels":[...],"annotations":[...]}`, so that a key the template no longer has is removed
+ * from the copy while keys others added stay (as kubectl's last-applied configuration does).
+ */
+export const ANNOTATION_TEMPLATE_METADATA = 'resource-distributor.io/template-metadata';
+
 /** Namespaces no distribution ever targets, whatever its spec says. */
 export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public'];
 

@@ -64,6 +64,34 @@ describe('reconcile: copies', () => {
     await kube.waitForStatus(name, (s) => s.observedGeneration === 2 && s.succeeded === 2);
   });
 
+  it('drops from every copy the template labels and annotations it no longer has, keeping those others added', async () => {
+    const { team, names } = await labelledNamespaces(2);
+    const name = uniqueName('rd-drop');
+    const template = (metadata: Resource['metadata']): Resource => configMapOf('settings', { a: '1' }, metadata);
+    await kube.createDistribution(distributionOf(name, template({ labels: { tier: 'gold', app: 'web' }, annotations: { note: 'v1' } }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    for (const ns of names) {
+      const copy = (await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.labels?.tier === 'gold'))!;
+      await kube.put({ ...copy, metadata: { ...copy.metadata, labels: { ...copy.metadata.labels, mine: 'yes' }, annotations: { ...copy.metadata.annotations, theirs: 'x' } } });
+    }
+
+    await kube.updateDistribution(name, (rd) => {
+      rd.spec.resource = template({ labels: { app: 'web' } });
+    });
+    const later = (await kube.createNamespace('rc', { team })).metadata!.name!;
+
+    const copies: Resource[] = [];
+    for (const ns of names) copies.push((await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.labels?.tier === undefined))!);
+    for (const copy of copies) {
+      expect(copy.metadata.labels).toEqual({ app: 'web', mine: 'yes', [LABEL_DISTRIBUTION]: name });
+      expect(copy.metadata.annotations).not.toHaveProperty('note');
+      expect(copy.metadata.annotations).toMatchObject({ theirs: 'x' });
+    }
+    const fresh = (await kube.waitForObject('ConfigMap', later, 'settings', (o) => o !== undefined))!;
+    expect(fresh.metadata.labels).toEqual({ app: 'web', [LABEL_DISTRIBUTION]: name });
+    expect(fresh.metadata.annotations).not.toHaveProperty('note');
+    await kube.waitForStatus(name, (s) => s.observedGeneration === 2 && s.desired === 3 && s.succeeded === 3);
+  });
+
   it('removes copies from namespaces no longer targeted, and never touches foreign objects there', async () => {
     const { team, names } = await labelledNamespaces(2);
     const [keep, drop] = names as [string, string];

@@ -154,6 +154,15 @@ describe('distributing from a source object', () => {
     await kube.waitForObject('Secret', targets[1]!, 'registry', (o) => o?.data?.token === b64('v2'));
   });
 
+  it('drops a label removed from the source from every copy, keeping those others added', async () => {
+    const copy = (await kube.get('Secret', targets[0]!, 'registry'))!;
+    await kube.put({ ...copy, metadata: { ...copy.metadata, labels: { ...copy.metadata.labels, mine: 'yes' } } });
+    await core.patchNamespacedSecret({ namespace: sourceNs, name: 'registry', body: { metadata: { labels: { app: null, tier: 'gold' } } } }, merge);
+    for (const ns of targets) await kube.waitForObject('Secret', ns, 'registry', (o) => o?.metadata.labels?.tier === 'gold' && o.metadata.labels.app === undefined);
+    expect((await kube.get('Secret', targets[0]!, 'registry'))?.metadata.labels).toEqual({ tier: 'gold', mine: 'yes', [LABEL_DISTRIBUTION]: name });
+    await kube.waitForStatus(name, (s) => s.succeeded === N);
+  });
+
   it('keeps the copies when the source is deleted, reports SourceNotFound, and follows it again when it is back', async () => {
     await core.deleteNamespacedSecret({ namespace: sourceNs, name: 'registry' });
     const missing = await kube.waitForStatus(name, (s) => s.conditions.some((c) => c.type === 'SourceNotFound' && c.status === 'True'));
