@@ -298,13 +298,21 @@ export function loadConfig(env: Env = process.env): Config {
   return config;
 }
 
+/**
+ * Namespaces never written to: RD_FORBIDDEN_NAMESPACES and the controller's own namespace (its
+ * TLS Secret and Lease live there; no copy serves anyone in it).
+ */
+export function forbiddenNamespaces(config: Pick<Config, 'forbiddenNamespaces' | 'namespace'>): string[] {
+  return [...new Set([...config.forbiddenNamespaces, config.namespace])];
+}
+
 /** The reconciler's part of the configuration. */
 export function controllerSettings(config: Config): ControllerSettings {
   return {
     sweepIntervalMs: config.sweepIntervalMs,
     concurrency: config.concurrency,
     applyParallelism: config.applyParallelism,
-    forbiddenNamespaces: config.forbiddenNamespaces,
+    forbiddenNamespaces: forbiddenNamespaces(config),
     namespaceGeneration: config.namespaceGeneration,
     podWaitMs: config.podWaitMs,
     leaderElection: {

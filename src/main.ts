@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
-import { ConfigError, controllerSettings, loadConfig, type Config } from './config.js';
+import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
@@ -144,7 +144,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
-    forbiddenNamespaces: config.forbiddenNamespaces,
+    forbiddenNamespaces: forbiddenNamespaces(config),
     bodyLimitBytes: config.bodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),

@@ -21,7 +21,7 @@ function objectSync(destinations: ObjectSyncDestination[], source: Partial<Objec
 }
 
 const ns = (name: string): NamespaceInfo => ({ name, labels: {}, terminating: false });
-const NAMESPACES = ['platform', 'team-a', 'team-b', 'kube-system', 'kube-public'].map(ns);
+const NAMESPACES = ['platform', 'team-a', 'team-b', 'kube-system', 'kube-public', 'kube-node-lease'].map(ns);
 
 /** What each distribution of the ObjectSync targets, by copy name. */
 function targetsByName(os: ObjectSync): Record<string, string[]> {
@@ -34,6 +34,7 @@ describe('an ObjectSync as distributions', () => {
     ['"*": every namespace but the source\'s and the system ones', [{ namespace: '*' }], { settings: ['team-a', 'team-b'] }],
     ['"" means every namespace too', [{ namespace: '' }], { settings: ['team-a', 'team-b'] }],
     ['named namespaces, kube-system included when named', [{ namespace: 'kube-system' }, { namespace: 'team-a' }], { settings: ['kube-system', 'team-a'] }],
+    ['kube-node-lease only when named', [{ namespace: 'kube-node-lease' }], { settings: ['kube-node-lease'] }],
     ['a rename is another distribution, and may go to the source namespace', [{ namespace: 'team-a' }, { namespace: '*', name: 'global' }], { global: ['platform', 'team-a', 'team-b'], settings: ['team-a'] }],
     ['the source namespace named, without rename: the source itself, never a target', [{ namespace: 'platform' }], { settings: [] }],
   ])('%s', (_what, destinations, expected) => {

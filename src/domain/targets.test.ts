@@ -82,8 +82,8 @@ describe('computeTargets', () => {
       { targeted: ['default', 'ns-1', 'ns-3', 'ns-5'], missing: [] },
     ],
     [
-      'kube-system and kube-public never, even when included by name',
-      distribution('d').included('kube-system', 'kube-public', 'ns-1').build(),
+      'kube-system, kube-public and kube-node-lease never, even when included by name',
+      distribution('d').included('kube-system', 'kube-public', 'kube-node-lease', 'ns-1').build(),
       { targeted: ['ns-1'], missing: [] },
     ],
     [
@@ -108,6 +108,7 @@ describe('computeTargets', () => {
       namespace('default'),
       namespace('kube-system', { group: 'test' }),
       namespace('kube-public', { group: 'test' }),
+      namespace('kube-node-lease', { group: 'test' }),
       terminating('dying', { group: 'test' }),
     ];
     expect(computeTargets(rd.spec.targets, namespaces)).toEqual(expected);
@@ -127,6 +128,7 @@ describe('isTargeted', () => {
     ['a live namespace under allNamespaces', namespace('ns-1'), true],
     ['kube-system under allNamespaces', namespace('kube-system'), false],
     ['kube-public under allNamespaces', namespace('kube-public'), false],
+    ['kube-node-lease under allNamespaces', namespace('kube-node-lease'), false],
     ['a terminating namespace', terminating('ns-1'), false],
     ['an operator-forbidden namespace', namespace('vault'), false],
   ])('%s', (_name, ns, expected) => {

@@ -22,8 +22,11 @@ export const ANNOTATION_OBJECT_SYNC = 'resource-distributor.io/object-sync';
  */
 export const ANNOTATION_TEMPLATE_METADATA = 'resource-distributor.io/template-metadata';
 
-/** Namespaces no distribution ever targets, whatever its spec says. */
-export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public'];
+/**
+ * The cluster's system namespaces: no distribution targets them, whatever its spec says; an
+ * ObjectSync writes there only where a destination names one.
+ */
+export const ALWAYS_EXCLUDED_NAMESPACES: readonly string[] = ['kube-system', 'kube-public', 'kube-node-lease'];
 
 /** Secret types that are never copied: they carry credentials bound to one namespace or one tool. */
 export const FORBIDDEN_SECRET_TYPES: readonly string[] = [

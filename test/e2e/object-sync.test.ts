@@ -23,6 +23,7 @@ const custom = kc.makeApiClient(CustomObjectsApi);
 const metrics = createMetrics();
 const OS = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL };
 let server: RunningServer;
+let ownNamespace: string;
 
 // The README's examples, unchanged.
 const CONFIG_MAP_EXAMPLE = `
@@ -93,13 +94,13 @@ async function ready(name: string): Promise<ObjectSync> {
   );
 }
 
-/** Active namespaces the copies go to for "*": all but the system ones (and the source's, for an unrenamed copy). */
+/** Active namespaces the copies go to for "*": all but the system ones, the controller's (and the source's, for an unrenamed copy). */
 async function everyNamespace(except: string[]): Promise<string[]> {
   const list = await core.listNamespace();
   return list.items
     .filter((ns) => ns.status?.phase === 'Active')
     .map((ns) => ns.metadata!.name!)
-    .filter((name) => !['kube-system', 'kube-public', ...except].includes(name))
+    .filter((name) => !['kube-system', 'kube-public', 'kube-node-lease', ownNamespace, ...except].includes(name))
     .sort();
 }
 
@@ -115,10 +116,12 @@ async function writes(): Promise<number> {
 
 beforeAll(async () => {
   for (let i = 0; i < 3; i++) await kube.createNamespace('os-target');
+  // The controller's own namespace exists here, so that "*" is seen to leave it out.
+  ownNamespace = (await kube.createNamespace('os-controller')).metadata!.name!;
   server = await startLocalServer({
     connection: connectionOf(kc),
     metrics,
-    env: { RD_ALLOWED_KINDS: 'Secret,ConfigMap,CronJob.batch' },
+    env: { RD_ALLOWED_KINDS: 'Secret,ConfigMap,CronJob.batch', RD_NAMESPACE: ownNamespace },
     overrides: { webhookNames: { distributions: uniqueName('e2e-os-distributions'), namespaces: uniqueName('e2e-os-namespaces') }, shutdownDelayMs: 0 },
   });
   // Registered and answering once an ObjectSync of a kind not allowed is denied.

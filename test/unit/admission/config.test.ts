@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseByteSize, parseDuration } from '../../../src/config-values.js';
-import { ConfigError, controllerSettings, loadConfig } from '../../../src/config.js';
+import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig } from '../../../src/config.js';
 
 describe('loadConfig', () => {
   it('has defaults for a cluster install', () => {
@@ -67,6 +67,10 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ RD_CERT_VALIDITY: '10d', RD_CERT_RENEW_BEFORE: '20d' })).toThrow('RD_CERT_RENEW_BEFORE: must be shorter than RD_CERT_VALIDITY');
   });
 
+  it('forbids RD_FORBIDDEN_NAMESPACES and its own namespace, once each', () => {
+    expect(forbiddenNamespaces(loadConfig({ RD_NAMESPACE: 'ops', RD_FORBIDDEN_NAMESPACES: 'vault,ops' }))).toEqual(['vault', 'ops']);
+  });
+
   it('reads the webhook client CA and names; names alone are refused', () => {
     expect(loadConfig({ RD_WEBHOOK_CLIENT_CA_FILE: '/etc/ca.crt', RD_WEBHOOK_CLIENT_NAMES: 'kube-apiserver, apiserver-2' })).toMatchObject({
       webhookClientCaFile: '/etc/ca.crt',
@@ -82,7 +86,8 @@ describe('loadConfig', () => {
       sweepIntervalMs: 300_000,
       concurrency: 8,
       applyParallelism: 16,
-      forbiddenNamespaces: [],
+      // The controller's own namespace is never written to.
+      forbiddenNamespaces: ['ops'],
       namespaceGeneration: true,
       podWaitMs: 1_500,
       leaderElection: {
