@@ -132,6 +132,14 @@ describe('the ObjectSync status, folded from its distributions', () => {
 
 describe('ObjectSync admission rules', () => {
   it.each([
+    ['a version as the group', { group: 'v1', kind: 'Secret' }, '"Secret.v1" is not supported: use Secret, ConfigMap or CronJob.batch (allowed by RD_ALLOWED_KINDS); Secret has group "", the core group ("v1" is a version: set it in spec.source.version)'],
+    ['an allowed kind in another group', { group: 'batch', kind: 'ConfigMap' }, '"ConfigMap.batch" is not supported: use Secret, ConfigMap or CronJob.batch (allowed by RD_ALLOWED_KINDS); ConfigMap has group "", the core group'],
+    ['a kind allowed in no group', { group: 'apps', kind: 'Deployment' }, '"Deployment.apps" is not supported: use Secret, ConfigMap or CronJob.batch (allowed by RD_ALLOWED_KINDS)'],
+  ])('%s: the message says which group', (_what, source, message) => {
+    expect(validateObjectSync({ spec: { source: { ...source, name: 's' }, destinations: [{ namespace: '*' }] } }, kinds)).toEqual([{ path: 'spec.source.kind', message }]);
+  });
+
+  it.each([
     ['the README example', { source: { group: '', kind: 'ConfigMap', name: 'my-test-config-map' }, destinations: [{ namespace: '*' }] }, []],
     ['a CronJob of group batch', { source: { group: 'batch', kind: 'CronJob', name: 'scanner' }, destinations: [{ namespace: 'linkerd' }] }, []],
     ['no spec', undefined, ['spec']],

@@ -81,7 +81,25 @@ describe('computeStatus', () => {
       outcomes: [ok(conflict('b')), ok(conflict('a', 'strict-blocked')), ok(conflict('c'))],
       now: T0,
     });
-    expect(status.conditions[4]).toMatchObject({ reason: 'ResourceConflict', message: 'foreign-object: b, c; strict-blocked: a' });
+    expect(status.conditions[4]).toMatchObject({
+      reason: 'ResourceConflict',
+      message:
+        'foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=<distribution> or use writePolicy overwrite): b, c; ' +
+        'strict-blocked (not written: writePolicy strict holds every write while another target conflicts): a',
+    });
+  });
+
+  it.each([
+    ['foreign-object', 'an object someone else made'],
+    ['from-changed', 'its kruise.io/resourcedistribution.resource.from annotation names another distribution'],
+    ['owned-by-other', 'its controller reference names another owner'],
+    ['forbidden-type', 'a Secret of a type never written over'],
+    ['strict-blocked', 'writePolicy strict holds every write'],
+  ] as const)('a %s conflict says what it means', (reason, meaning) => {
+    const action: Action = { type: 'conflict', namespace: 'a', reason };
+    const status = computeStatus({ distribution: rd, outcomes: [ok(action)], now: T0 });
+    expect(status.conditions[4]?.message).toContain(`${reason} (`);
+    expect(status.conditions[4]?.message).toContain(meaning);
   });
 
   it('failure messages name namespace and error, and stay short for many namespaces', () => {

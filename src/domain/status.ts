@@ -5,6 +5,7 @@ import {
   CONDITION_TYPES,
   type Condition,
   type ConditionType,
+  type ConflictReason,
   type DistributionStatus,
   type FailedVerb,
   type Outcome,
@@ -79,6 +80,20 @@ function conditionFailure(outcome: Outcome): [ConditionType, Failure] | undefine
   return undefined;
 }
 
+/** What each conflict reason means, in the words of the condition's message. */
+const CONFLICT_MEANINGS: Record<ConflictReason, string> = {
+  'foreign-object': 'an object someone else made; annotate it resource-distributor.io/adopt=<distribution> or use writePolicy overwrite',
+  'from-changed': 'its kruise.io/resourcedistribution.resource.from annotation names another distribution',
+  'owned-by-other': 'its controller reference names another owner',
+  'forbidden-type': 'a Secret of a type never written over',
+  'strict-blocked': 'not written: writePolicy strict holds every write while another target conflicts',
+};
+
+function conflictReason(reason: string): string {
+  const meaning = CONFLICT_MEANINGS[reason as ConflictReason] as string | undefined;
+  return meaning === undefined ? reason : `${reason} (${meaning})`;
+}
+
 function message(type: ConditionType, failures: readonly Failure[]): string {
   const sorted = [...failures].sort((a, b) => compare(a.namespace, b.namespace));
   if (type === 'NamespaceNotExists') return `namespace not found: ${listBriefly(sorted.map((f) => f.namespace), ', ')}`;
@@ -86,7 +101,7 @@ function message(type: ConditionType, failures: readonly Failure[]): string {
     const byReason = new Map<string, string[]>();
     for (const f of sorted) byReason.set(f.detail, [...(byReason.get(f.detail) ?? []), f.namespace]);
     const reasons = [...byReason].sort(([a], [b]) => compare(a, b));
-    return reasons.map(([reason, namespaces]) => `${reason}: ${listBriefly(namespaces, ', ')}`).join('; ');
+    return reasons.map(([reason, namespaces]) => `${conflictReason(reason)}: ${listBriefly(namespaces, ', ')}`).join('; ');
   }
   return listBriefly(sorted.map((f) => `${f.namespace}: ${f.detail}`));
 }

@@ -4,12 +4,20 @@ import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_LABEL_RULE, DNS_SUBDOMAIN_RULE, isDnsLabel, isDnsSubdomain } from './k8s-names.js';
 import type { KindRegistry } from './kinds.js';
 
+/** When the kind is allowed in another group: which one (core kinds have group "", and a version is no group). */
+function groupHint(kind: string, group: string, kinds: KindRegistry): string {
+  const other = kinds.all.find((candidate) => candidate.kind === kind);
+  if (other === undefined) return '';
+  const version = /^v\d+((alpha|beta)\d+)?$/.test(group) ? ` (${quote(group)} is a version: set it in spec.source.version)` : '';
+  return `; ${kind} has group ${quote(other.group)}${other.group === '' ? ', the core group' : ''}${version}`;
+}
+
 function checkKind(source: Record<string, unknown>, kinds: KindRegistry): FieldProblem[] {
   const group = typeof source.group === 'string' ? source.group : '';
   const kind = typeof source.kind === 'string' ? source.kind : '';
   const allowed = kinds.all.find((candidate) => candidate.group === group && candidate.kind === kind);
   if (allowed === undefined) {
-    return [{ path: 'spec.source.kind', message: `${quote(group === '' ? kind : `${kind}.${group}`)} is not supported: use ${kinds.describe()} (allowed by RD_ALLOWED_KINDS)` }];
+    return [{ path: 'spec.source.kind', message: `${quote(group === '' ? kind : `${kind}.${group}`)} is not supported: use ${kinds.describe()} (allowed by RD_ALLOWED_KINDS)${groupHint(kind, group, kinds)}` }];
   }
   if (allowed.kind === 'RoleBinding') {
     return [{ path: 'spec.source.kind', message: 'RoleBinding is not copied from a source: whoever edits the source would grant its role in every destination' }];
