@@ -2,7 +2,7 @@
 // writePolicy or the owner's consent (adopt annotation) says otherwise.
 import { CoreV1Api } from '@kubernetes/client-node';
 import { describe, expect, it } from 'vitest';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type WritePolicy } from '../../src/domain/types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, LABEL_DISTRIBUTION, type WritePolicy } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
 import { useReconcileSuite } from './fixtures/reconcile-suite.js';
 import { uniqueName, waitFor } from './support/cluster.js';
@@ -89,6 +89,22 @@ describe('reconcile: ownership', () => {
     expect(after?.data).toEqual({ a: '1' });
     expect(after?.metadata.annotations?.[ANNOTATION_ADOPT]).toBeUndefined();
     await kube.waitForStatus(name, (s) => s.succeeded === 1);
+  });
+
+  it('adopts an object handed over after the distribution exists at once when it is also labelled for it (the copies\' watch sees it)', async () => {
+    const [ns] = (await namespaces(1)) as [string];
+    const name = uniqueName('rd-adopt-later');
+    const before = await kube.put(configMapOf('settings', { old: 'x' }, { namespace: ns }));
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { includedNamespaces: { list: [{ name: ns }] } }));
+    await kube.waitForStatus(name, (s) => s.conditions.some((c) => c.type === 'ConflictOccurred' && c.status === 'True'));
+
+    const handedOver = Date.now();
+    await kube.put({ ...before, metadata: { ...before.metadata, resourceVersion: undefined, annotations: { [ANNOTATION_ADOPT]: name }, labels: { [LABEL_DISTRIBUTION]: name } } });
+    // Well before the next sweep (a minute here): an event, not the periodic pass.
+    const after = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o?.metadata.annotations?.[ANNOTATION_FROM] === name, 10_000);
+    console.log(`adoption after hand-over: ${Date.now() - handedOver} ms`);
+    expect(after?.metadata.uid).toBe(before.metadata.uid);
+    await kube.waitForStatus(name, (s) => s.succeeded === 1, 10_000);
   });
 
   it('with writePolicy overwrite, takes a foreign object over', async () => {
