@@ -1,11 +1,24 @@
 // `npm run dev`: a local Kubernetes control plane with the CRD, resource-distributor in local mode
 // (webhooks registered by URL) and the example policies, until Ctrl-C.
+import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { startLocalServer, type RunningServer } from '../src/main.js';
-import { applyManifestFiles, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
+import { applyManifestFiles, ensureTool, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
 import { connectionOf } from '../test/kube-client.js';
 
-function usage(plane: ControlPlane, server: RunningServer): string {
+/** Git-ignored: `kubectl`, linked to the one built from the servers' Kubernetes module. */
+const LOCAL_BIN = join(REPO_ROOT, '.local', 'bin');
+
+async function linkKubectl(): Promise<string> {
+  const built = await ensureTool('kubectl');
+  await mkdir(LOCAL_BIN, { recursive: true });
+  const link = join(LOCAL_BIN, 'kubectl');
+  await rm(link, { force: true });
+  await symlink(built, link);
+  return built;
+}
+
+function usage(plane: ControlPlane, server: RunningServer, kubectl: string): string {
   const kubeconfig = relative(process.cwd(), plane.kubeconfigPath) || plane.kubeconfigPath;
   return [
     '',
@@ -15,7 +28,7 @@ function usage(plane: ControlPlane, server: RunningServer): string {
     `  ${server.config.webhookNames.namespaces}${server.config.webhookNames.pods ? `, ${server.config.webhookNames.pods} (mutating)` : ''}; certificates in ${relative(process.cwd(), server.config.certDir) || server.config.certDir}/;`,
     `  metrics: curl -k https://127.0.0.1:${server.port}/metrics)`,
     '',
-    `  export KUBECONFIG=${plane.kubeconfigPath}`,
+    `  export KUBECONFIG=${plane.kubeconfigPath} PATH=${LOCAL_BIN}:$PATH`,
     '  kubectl get resourcedistributions,objectsyncs -A',
     '  kubectl create namespace x && kubectl get configmaps,secrets -n x   # copies appear at once',
     '  kubectl apply -f policies/                                         # re-validated by the webhook',
@@ -23,7 +36,7 @@ function usage(plane: ControlPlane, server: RunningServer): string {
     'Settings: the RD_* environment variables of the README (RD_PORT defaults to 9443 here,',
     'RD_LOG_LEVEL to info).',
     '',
-    'Any kubectl works with it (the servers are Kubernetes v1.34; kubectl v1.33 to v1.35 are supported).',
+    `kubectl: ${kubectl} (linked from ${relative(process.cwd(), LOCAL_BIN) || LOCAL_BIN}/); any kubectl of v1.33 to v1.35 works too.`,
     '',
     'Press Ctrl-C to stop and remove everything.',
     '',
@@ -43,6 +56,7 @@ function untilSignal(): Promise<NodeJS.Signals> {
 
 async function main(): Promise<void> {
   // The policies go in once the webhook runs, so that they are validated like any other.
+  const kubectl = await linkKubectl();
   const plane = await startLocalCluster({ manifests: [] });
   let server: RunningServer | undefined;
   try {
@@ -65,7 +79,7 @@ async function main(): Promise<void> {
     await plane.stop();
     throw error;
   }
-  console.log(usage(plane, server));
+  console.log(usage(plane, server, kubectl));
   const signal = await untilSignal();
   console.log(`${signal}: stopping`);
   await server.stop();

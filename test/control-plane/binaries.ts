@@ -27,13 +27,35 @@ interface BinarySpec {
   pkg: string;
   /** The wrapper module that pins it; default MODULE_DIR. */
   moduleDir?: string;
+  /** Linker flags (-ldflags). */
+  ldflags?: string;
 }
 
-const SERVERS: readonly (BinarySpec & { key: keyof BinaryPaths })[] = [
-  { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
-  { key: 'kubeApiserver', file: 'kube-apiserver', pkg: 'k8s.io/kubernetes/cmd/kube-apiserver' },
-  { key: 'kubeControllerManager', file: 'kube-controller-manager', pkg: 'k8s.io/kubernetes/cmd/kube-controller-manager' },
-];
+/**
+ * What Kubernetes' own build stamps into its binaries: without it they report the version
+ * `v0.0.0-master+$Format:%H$`, which kubectl and client libraries cannot parse.
+ */
+function kubernetesLdflags(version: string): string {
+  const [major = '', minor = ''] = version.replace(/^v/, '').split('.');
+  const values = { gitVersion: version, gitMajor: major, gitMinor: minor, gitTreeState: 'clean' };
+  return ['k8s.io/component-base/version', 'k8s.io/client-go/pkg/version']
+    .flatMap((pkg) => Object.entries(values).map(([key, value]) => `-X ${pkg}.${key}=${value}`))
+    .join(' ');
+}
+
+/** A binary of the Kubernetes module: its file name carries the version it is stamped with. */
+function kubernetesBinary(name: string, version: string): BinarySpec {
+  return { file: `${name}-${version}`, pkg: `k8s.io/kubernetes/cmd/${name}`, ldflags: kubernetesLdflags(version) };
+}
+
+async function serverSpecs(): Promise<(BinarySpec & { key: keyof BinaryPaths })[]> {
+  const version = await kubernetesVersion();
+  return [
+    { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
+    { key: 'kubeApiserver', ...kubernetesBinary('kube-apiserver', version) },
+    { key: 'kubeControllerManager', ...kubernetesBinary('kube-controller-manager', version) },
+  ];
+}
 
 const PROGRESS_EVERY_MS = 30_000;
 const STDERR_TAIL_CHARS = 4_000;
@@ -84,17 +106,15 @@ async function missingBinaries(binDir: string, specs: readonly BinarySpec[]): Pr
   return specs.filter((_, i) => !present[i]);
 }
 
-function pathsIn(binDir: string): BinaryPaths {
-  return {
-    etcd: join(binDir, 'etcd'),
-    kubeApiserver: join(binDir, 'kube-apiserver'),
-    kubeControllerManager: join(binDir, 'kube-controller-manager'),
-  };
+function pathsIn(binDir: string, specs: readonly (BinarySpec & { key: keyof BinaryPaths })[]): BinaryPaths {
+  const path = (key: keyof BinaryPaths): string => join(binDir, specs.find((spec) => spec.key === key)?.file ?? key);
+  return { etcd: path('etcd'), kubeApiserver: path('kubeApiserver'), kubeControllerManager: path('kubeControllerManager') };
 }
 
 function runGoBuild(spec: BinarySpec, output: string, log: (line: string) => void): Promise<void> {
   const started = Date.now();
-  const child = spawn('go', ['build', '-buildvcs=false', '-o', output, spec.pkg], {
+  const flags = spec.ldflags === undefined ? [] : ['-ldflags', spec.ldflags];
+  const child = spawn('go', ['build', '-buildvcs=false', ...flags, '-o', output, spec.pkg], {
     cwd: spec.moduleDir ?? MODULE_DIR,
     env: goEnv(),
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -160,7 +180,8 @@ async function ensureBuilt(specs: readonly BinarySpec[], lockName: string, log: 
  * from the Go module in this folder into a per-version cache outside the repository.
  */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BinaryPaths> {
-  return pathsIn(await ensureBuilt(SERVERS, '.build.lock', options.log ?? defaultLog));
+  const specs = await serverSpecs();
+  return pathsIn(await ensureBuilt(specs, '.build.lock', options.log ?? defaultLog), specs);
 }
 
 /**
@@ -197,8 +218,8 @@ const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: 
 };
 
 async function toolSpec(name: ToolName): Promise<BinarySpec> {
-  // kubectl comes from the same Kubernetes module as the servers: the cache folder carries its version.
-  if (name === 'kubectl') return { file: 'kubectl', pkg: 'k8s.io/kubernetes/cmd/kubectl' };
+  // kubectl comes from the same Kubernetes module as the servers.
+  if (name === 'kubectl') return kubernetesBinary('kubectl', await kubernetesVersion());
   const { module, pkg } = TOOL_MODULES[name];
   const moduleDir = join(TOOLS_DIR, name);
   return { file: `${name}-${await requiredVersion(join(moduleDir, 'go.mod'), module)}`, pkg, moduleDir };

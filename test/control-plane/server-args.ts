@@ -76,13 +76,15 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): 
 }
 
 /**
- * Only the garbage collector (ownerReference cascading deletion) and the namespace controller
- * (finishing namespace deletion): the behaviours the product relies on.
+ * The garbage collector (ownerReference cascading deletion) and the namespace controller
+ * (finishing namespace deletion), the behaviours the product relies on; and the ClusterRole
+ * aggregation controller, so that the built-in admin, edit and view roles hold their rules and a
+ * user can try the access checks with `kubectl create rolebinding --clusterrole=edit`.
  */
 export function controllerManagerArgs(kubeconfigPath: string): string[] {
   return [
     `--kubeconfig=${kubeconfigPath}`,
-    '--controllers=garbage-collector-controller,namespace-controller',
+    '--controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller',
     '--leader-elect=false',
     '--secure-port=0',
   ];

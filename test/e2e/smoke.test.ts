@@ -5,6 +5,8 @@ import {
   CoreV1Api,
   CustomObjectsApi,
   NetworkingV1Api,
+  RbacAuthorizationV1Api,
+  VersionApi,
   type KubeConfig,
   type V1NetworkPolicy,
   type V1ConfigMap,
@@ -109,6 +111,20 @@ describe('webhook-config network policy', () => {
       const created = await kc.makeApiClient(NetworkingV1Api).createNamespacedNetworkPolicy({ namespace: ns, body, dryRun: 'All' });
       expect(created.spec?.ingress).toHaveLength(rules);
     }
+  });
+});
+
+describe('the servers as kubectl sees them', () => {
+  it('report a Kubernetes version clients can parse, and the built-in roles hold their rules (aggregated)', async () => {
+    const version = await kc.makeApiClient(VersionApi).getCode();
+    expect(version.gitVersion).toMatch(/^v1\.\d+\.\d+$/);
+    expect(version.major).toBe('1');
+    const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+    const edit = await waitFor(async () => {
+      const role = await rbac.readClusterRole({ name: 'edit' });
+      return (role.rules ?? []).length > 0 ? role : undefined;
+    }, { what: 'the edit ClusterRole to be aggregated', timeoutMs: 30_000 });
+    expect(edit.rules?.some((rule) => rule.resources?.includes('configmaps') && rule.verbs.includes('create'))).toBe(true);
   });
 });
 
