@@ -15,11 +15,11 @@ import { ANNOTATION_HASH, API_VERSION, KIND, LABEL_DISTRIBUTION, type ResourceDi
 import { ensureBenchProgram } from '../test/control-plane/index.js';
 import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
-import { watchObjects, type SeenObject } from './object-watch.js';
+import { watchObjects } from './object-watch.js';
 import { requestsBetween, waitForQuiet, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
-import { percentile } from './stats.js';
-import { waitUntil } from './wait.js';
+import { median } from './stats.js';
+import { Tracker } from './tracker.js';
 
 export interface FanOutSide {
   /** Start -> M objects visible (creates). */
@@ -53,33 +53,6 @@ export interface FanOutResult {
 const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
 const BASELINE_NAME = 'bench-baseline';
 const CONNECTIONS = 'resource_distributor_api_connections_total';
-
-/** Latest `value(object)` per namespace, and when each namespace first showed `wanted`. */
-class Tracker {
-  readonly latest = new Map<string, string>();
-  readonly reached = new Map<string, number>();
-  wanted: ((value: string) => boolean) | undefined;
-
-  constructor(private readonly value: (object: SeenObject) => string) {}
-
-  observe(object: SeenObject, atMs: number): void {
-    const value = this.value(object);
-    this.latest.set(object.namespace, value);
-    if (this.wanted?.(value) && !this.reached.has(object.namespace)) this.reached.set(object.namespace, atMs);
-  }
-
-  expect(wanted: (value: string) => boolean): void {
-    this.wanted = wanted;
-    this.reached.clear();
-  }
-
-  async lastReachedAfter(m: number, what: string): Promise<number> {
-    await waitUntil(what, () => this.reached.size >= m, 60_000 + m * 200, () => `${this.reached.size} of ${m}`);
-    return Math.max(...this.reached.values());
-  }
-}
-
-const median = (values: readonly number[]): number => percentile([...values].sort((a, b) => a - b), 50);
 
 interface LoopAnswer {
   objects: number;

@@ -1,4 +1,4 @@
-// 6a. Admission of the largest distribution: one admission review as large as the product reads
+// 7a. Admission of the largest distribution: one admission review as large as the product reads
 // (its body limit, the API server's own request limit), POSTed sequentially to the distribution
 // webhook over one keep-alive connection. Baseline: the same bytes POSTed to a route of the same
 // server stack that reads the whole body and answers a small JSON, alternating with the product

@@ -1,4 +1,4 @@
-// 6b. One reconcile of the largest distribution a cluster can store, created for real through the
+// 7b. One reconcile of the largest distribution a cluster can store, created for real through the
 // API server (admission by the product included): from the create request until its status,
 // seen through a watch, reports every target succeeded for its generation; and the product's CPU
 // over that time, until it is quiet again. Baseline, in the same run: the same template over the

@@ -1,5 +1,5 @@
-// 6. The largest distribution: what the CRD's bounds and the request size limits let a user write
-// (see largest-shape.ts), admitted (6a) and reconciled (6b), each against a baseline measured in
+// 7. The largest distribution: what the CRD's bounds and the request size limits let a user write
+// (see largest-shape.ts), admitted (7a) and reconciled (7b), each against a baseline measured in
 // the same run. Last in the run: its objects are deleted before it ends, but the other sections'
 // figures must not include their cost.
 import type { BenchKube } from './bench-kube.js';

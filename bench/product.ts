@@ -186,6 +186,12 @@ export function requestsBetween(before: Scrape, after: Scrape): { byRequest: Rec
   return { byRequest, writes, reads, errors };
 }
 
+/** Reconciles the product ran and CPU it used between two scrapes. */
+export function workBetween(before: Scrape, after: Scrape): { reconciles: number; cpuMs: number } {
+  const delta = (metric: string): number => after.sum(metric) - before.sum(metric);
+  return { reconciles: delta('resource_distributor_reconcile_total'), cpuMs: delta('resource_distributor_process_cpu_seconds_total') * 1000 };
+}
+
 /**
  * Waits until the product has nothing queued and made no write for `quietMs` (events caused by
  * its own last writes come back through the watches and are reconciled once more).

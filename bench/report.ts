@@ -3,6 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdmissionResult } from './admission-latency.js';
+import type { ContentionResult } from './contention.js';
 import type { FanOutResult } from './fan-out.js';
 import type { LargestResult } from './largest.js';
 import type { MachineInfo } from './machine.js';
@@ -17,6 +18,7 @@ export interface SectionResults {
   'fan-out'?: FanOutResult;
   'steady-state'?: SteadyStateResult;
   memory?: MemoryResult;
+  contention?: ContentionResult;
   largest?: LargestResult;
 }
 
@@ -193,6 +195,34 @@ function fmtRatio(value: number): string {
   return na(value) ? 'n/a' : `${value.toFixed(2)}x`;
 }
 
+const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;
+
+function renderContention(result: ContentionResult): string {
+  const n = result.copies.toLocaleString('en-US');
+  const rounds = (values: readonly number[]): string => values.map(fmtMs).join(', ');
+  return [
+    '## 6. Contention',
+    '',
+    `${plural(result.objectSyncs, 'ObjectSync')}, each copying its source Secret to the same ${result.destinationsPerSync} namespaces (${n} copies; the product made ${plural(result.distributions, 'distribution')} of them), ` +
+      `all copies in place ${fmtMs(result.createMs)} after the first create request. An unrelated distribution (one ConfigMap copied into one namespace) has its data changed: ` +
+      `from the update request until a watch shows its copy with the new data, first with the product idle, then right after every ObjectSync source was edited (every copy must be rewritten). ` +
+      `Rewrite: from the first source edit until every ObjectSync copy carries it. Median of ${plural(result.rounds, 'round')} (idle ${rounds(result.idleRoundsMs)}; during the rewrite ${rounds(result.stormRoundsMs)}; ` +
+      `rewrite ${rounds(result.rewriteRoundsMs)}); copies already rewritten when the unrelated copy changed: ${result.rewrittenBeforeUnrelated.join(', ')} of ${n}. ` +
+      `Per rewrite, until the product was quiet again (medians): ${fmtNumber(result.rewriteWork.writes)} API writes, ${fmtNumber(result.rewriteWork.reconciles)} reconciles, ${fmtMs(result.rewriteWork.cpuMs)} of product CPU. ` +
+      'Deletion: from the delete requests until the last copy is gone (watch) and until no ObjectSync is left (the product released their finalizers).',
+    '',
+    table(
+      ['', 'time', 'baseline (same run)', 'ratio'],
+      [
+        ['unrelated change, idle', fmtMs(result.idleMs), '-', '-'],
+        [`unrelated change during a ${n}-copy ObjectSync rewrite`, fmtMs(result.stormMs), fmtMs(result.idleMs), fmtRatio(result.ratio)],
+        [`ObjectSync rewrite, ${n} copies`, `${fmtMs(result.rewriteMs)} (${fmtNumber(result.copiesPerSecond)} copies/s)`, '-', '-'],
+        [`ObjectSync deletion, ${n} copies`, `${fmtMs(result.deletion.objectSyncsGoneMs)} (copies gone ${fmtMs(result.deletion.copiesGoneMs)})`, '-', '-'],
+      ],
+    ),
+  ].join('\n');
+}
+
 function renderLargest(result: LargestResult): string {
   const { admission: a, reconcile: r } = result;
   const answer = a.answer.allowed
@@ -207,7 +237,7 @@ function renderLargest(result: LargestResult): string {
   ];
   const rounds = (runs: readonly { convergedMs: number }[]): string => runs.map((x) => fmtMs(x.convergedMs)).join(', ');
   return [
-    '## 6. Largest distribution',
+    '## 7. Largest distribution',
     '',
     `Admission: an AdmissionReview of ${fmtBytes(a.shape.bytes)} (the API server's request limit; the product reads up to ${fmtBytes(a.bodyLimitBytes)}): ` +
       `${a.shape.includedEntries} included and ${a.shape.excludedEntries} excluded namespace names of 63 characters (none exist), ` +
@@ -253,6 +283,7 @@ const RENDERERS: { [K in SectionName]: (result: NonNullable<SectionResults[K]>) 
   'fan-out': renderFanOut,
   memory: renderMemory,
   'steady-state': renderSteadyState,
+  contention: renderContention,
   largest: renderLargest,
 };
 

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { applyManifestFiles, CRD_DIR, startControlPlane, type ControlPlane } from '../test/control-plane/index.js';
 import { runAdmission } from './admission-latency.js';
 import { BenchKube } from './bench-kube.js';
+import { runContention } from './contention.js';
 import { runFanOut } from './fan-out.js';
 import { Fleet } from './fleet.js';
 import { runLargest } from './largest.js';
@@ -54,6 +55,9 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       return;
     case 'steady-state':
       sections['steady-state'] = await runSteadyState({ product, size, distributions: (await kube.listDistributions()).length });
+      return;
+    case 'contention':
+      sections.contention = await runContention({ kube, product, size });
       return;
     case 'largest':
       sections.largest = await runLargest({ kube, product, fleet, size });

@@ -1,13 +1,14 @@
 // Benchmark sizes. `smoke` is what CI runs (about 2-3 minutes on a 2-core machine), `default`
-// (about 8 minutes there) is the workload the README quotes: 10 distributions x 100 namespaces
+// (about 10 minutes there) is the workload the README quotes: 10 distributions x 100 namespaces
 // created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
+// then 5 ObjectSyncs x 1,000 destinations (5,000 copies) rewritten beside an unrelated change;
 // `large` is for bigger machines. The largest distribution is the same at every size (the CRD's
 // bounds); sizes change only how often it is measured and over how many namespaces.
 import { parseArgs } from 'node:util';
 
 export type SizeName = 'smoke' | 'default' | 'large';
-// largest last: its objects are gone when it ends, but memory and steady state must not count them.
-export const SECTIONS = ['admission', 'propagation', 'fan-out', 'memory', 'steady-state', 'largest'] as const;
+// contention and largest last: their objects are gone when they end, but memory and steady state must not count them.
+export const SECTIONS = ['admission', 'propagation', 'fan-out', 'memory', 'steady-state', 'contention', 'largest'] as const;
 export type SectionName = (typeof SECTIONS)[number];
 
 export interface LoadStep {
@@ -40,6 +41,11 @@ export interface BenchSize {
   /** How long the converged product is watched doing nothing (periodic sweeps included). */
   steadyState: { idleSeconds: number };
   /**
+   * `objectSyncs` ObjectSyncs, each copying its source Secret to the same `destinationsPerSync`
+   * namespaces, rewritten `rounds` times while an unrelated distribution changes.
+   */
+  contention: { objectSyncs: number; destinationsPerSync: number; rounds: number };
+  /**
    * The largest distribution: admission reviews POSTed (each endpoint), the fleet namespaces the
    * stored one targets, and how many times it and its small baseline are created.
    */
@@ -55,6 +61,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     propagation: { namespaces: 20, distributions: 10, ratePerSecond: 10 },
     fanOut: { namespaces: 50, rounds: 2 },
     steadyState: { idleSeconds: 12 },
+    contention: { objectSyncs: 1, destinationsPerSync: 200, rounds: 1 },
     largest: { admissionRequests: 10, namespaces: 20, rounds: 1 },
     clientConcurrency: 16,
   },
@@ -64,6 +71,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
     fanOut: { namespaces: 300, rounds: 3 },
     steadyState: { idleSeconds: 60 },
+    contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largest: { admissionRequests: 20, namespaces: 100, rounds: 3 },
     clientConcurrency: 24,
   },
@@ -81,6 +89,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
     fanOut: { namespaces: 2000, rounds: 3 },
     steadyState: { idleSeconds: 90 },
+    contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
     largest: { admissionRequests: 30, namespaces: 300, rounds: 3 },
     clientConcurrency: 32,
   },

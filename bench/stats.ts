@@ -46,6 +46,11 @@ export function summarize(samples: readonly number[]): Summary {
   };
 }
 
+/** The median of `values` (any order; not modified); NaN for none. */
+export function median(values: readonly number[]): number {
+  return percentile([...values].sort((a, b) => a - b), 50);
+}
+
 /** `value` rounded to `digits` decimals, for display (NaN stays NaN). */
 export function round(value: number, digits = 2): number {
   const factor = 10 ** digits;

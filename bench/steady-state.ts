@@ -3,7 +3,7 @@
 // zero writes and no per-namespace reads; what remains is the CPU of re-planning from the caches.
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, type Product } from './product.js';
+import { requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, workBetween, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 
 export interface SteadyStateResult {
@@ -22,9 +22,6 @@ export interface SteadyStateResult {
   wallMs: number;
 }
 
-const RECONCILES = 'resource_distributor_reconcile_total';
-const CPU = 'resource_distributor_process_cpu_seconds_total';
-
 export async function runSteadyState(options: { product: Product; size: BenchSize; distributions: number }): Promise<SteadyStateResult> {
   const { product, size } = options;
   const before = await waitForQuiet(product);
@@ -33,16 +30,17 @@ export async function runSteadyState(options: { product: Product; size: BenchSiz
   const after = await product.scrape();
   const wallMs = performance.now() - started;
   const requests = requestsBetween(before, after);
+  const { reconciles, cpuMs } = workBetween(before, after);
   return {
     idleSeconds: size.steadyState.idleSeconds,
     sweepIntervalSeconds: SWEEP_INTERVAL_SECONDS,
-    reconciles: after.sum(RECONCILES) - before.sum(RECONCILES),
+    reconciles,
     distributions: options.distributions,
     copiesTracked: after.sum('resource_distributor_copies'),
     writes: requests.writes,
     reads: requests.reads,
     byRequest: requests.byRequest,
-    cpuMs: (after.sum(CPU) - before.sum(CPU)) * 1000,
+    cpuMs,
     wallMs,
   };
 }
