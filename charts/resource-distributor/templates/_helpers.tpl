@@ -1,14 +1,31 @@
 {{/*
 Names. Every object is named after the release (resource-distributor by default), so that the
-default values render exactly what webhook-config/ installs.
+default values render exactly what webhook-config/ installs. nameOverride replaces
+"resource-distributor" in the names and in the label app.kubernetes.io/name (the pods' selector).
 */}}
+{{- define "resource-distributor.name" -}}
+{{- .Values.nameOverride | default .Chart.Name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+
 {{- define "resource-distributor.fullname" -}}
+{{- $name := include "resource-distributor.name" . -}}
 {{- if .Values.fullnameOverride -}}
 {{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" -}}
-{{- else if contains "resource-distributor" .Release.Name -}}
+{{- else if contains $name .Release.Name -}}
 {{- .Release.Name | trunc 63 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-resource-distributor" .Release.Name | trunc 63 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* The ServiceAccount the pods run as, and the RBAC bindings name. */}}
+{{- define "resource-distributor.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create -}}
+{{- .Values.serviceAccount.name | default (include "resource-distributor.fullname" .) -}}
+{{- else if .Values.serviceAccount.name -}}
+{{- .Values.serviceAccount.name -}}
+{{- else -}}
+{{- fail "serviceAccount.name: needed with serviceAccount.create=false (the existing ServiceAccount the pods run as; the chart binds its roles to it)" -}}
 {{- end -}}
 {{- end -}}
 
@@ -19,7 +36,7 @@ default values render exactly what webhook-config/ installs.
 
 {{/* The pods' labels, and the selector of the Deployment, Service, PDB and NetworkPolicy. */}}
 {{- define "resource-distributor.selectorLabels" -}}
-app.kubernetes.io/name: resource-distributor
+app.kubernetes.io/name: {{ include "resource-distributor.name" . }}
 {{- end -}}
 
 {{/* Every object's labels: the selector label and Helm's bookkeeping. */}}
@@ -50,18 +67,29 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- join "," $kinds -}}
 {{- end -}}
 
-{{/* The settings the chart derives itself, refused in .Values.settings. */}}
-{{- define "resource-distributor.checkSettings" -}}
+{{/*
+Checks of values that values.schema.json cannot express: the settings the chart derives itself
+(refused in .Values.settings), extraEnv, and the client CA the client names need.
+*/}}
+{{- define "resource-distributor.checkValues" -}}
 {{- $derived := list "RD_MODE" "RD_PORT" "RD_NAMESPACE" "RD_SERVICE_NAME" "RD_TLS_SECRET" "RD_WEBHOOK_NAMES" "RD_LEADER_ELECTION" "RD_LEASE_NAME" "RD_LOG_LEVEL" "RD_SHUTDOWN_DELAY" "RD_SHUTDOWN_TIMEOUT" "RD_ALLOWED_KINDS" "RD_WEBHOOK_CLIENT_CA_FILE" "RD_WEBHOOK_CLIENT_NAMES" -}}
 {{- if and .Values.apiServerAuthentication.clientNames (not .Values.apiServerAuthentication.clientCAConfigMap) -}}
 {{- fail "apiServerAuthentication.clientNames: needs apiServerAuthentication.clientCAConfigMap (the CA that signs those certificates)" -}}
 {{- end -}}
 {{- range $name, $value := .Values.settings -}}
 {{- if not (hasPrefix "RD_" $name) -}}
-{{- fail (printf "settings.%s: only RD_* settings (see the README's Configuration table)" $name) -}}
+{{- fail (printf "settings.%s: only RD_* settings (see the README's Configuration table); other environment variables go in extraEnv" $name) -}}
 {{- end -}}
 {{- if has $name $derived -}}
 {{- fail (printf "settings.%s: set by the chart from its own values (logLevel, allowedKinds, ...)" $name) -}}
+{{- end -}}
+{{- end -}}
+{{- range .Values.extraEnv -}}
+{{- if hasPrefix "RD_" .name -}}
+{{- fail (printf "extraEnv: %s is a setting: put it in settings (which refuses the ones the chart derives)" .name) -}}
+{{- end -}}
+{{- if eq .name "POD_NAME" -}}
+{{- fail "extraEnv: POD_NAME is set by the chart (the pod's name, the Lease holder's identity)" -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
