@@ -60,6 +60,11 @@ export interface Config {
   podName: string;
   bodyLimitBytes: number;
   sarCacheTtlMs: number;
+  /**
+   * RD_RBAC_SHORTCUT: the cluster's RBAC objects are watched, and what they grant an author is
+   * allowed without a SubjectAccessReview (what they do not grant is still asked).
+   */
+  rbacShortcut: boolean;
   /** SubjectAccessReviews in flight at once, for all admissions together (taken in turn per user). */
   accessReviewConcurrency: number;
   /** /metrics only for a bearer token whose user may get it (TokenReview + SubjectAccessReview). */
@@ -274,6 +279,7 @@ export function loadConfig(env: Env = process.env): Config {
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
+    rbacShortcut: r.boolean('RD_RBAC_SHORTCUT', true),
     metricsAuth: r.boolean('RD_METRICS_AUTH', mode === 'cluster'),
     webhookClientCaFile: r.raw('RD_WEBHOOK_CLIENT_CA_FILE'),
     webhookClientNames: r.list('RD_WEBHOOK_CLIENT_NAMES', []),

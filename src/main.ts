@@ -8,13 +8,14 @@ import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig, type 
 import { systemClock, type Clock } from './domain/clock.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
-import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer } from './k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
 import { discoverKinds, servesObjectSyncs } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
+import { createRbacCache } from './k8s/rbac-cache.js';
 import { createScrapeAccess } from './k8s/scrape-access.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
@@ -133,11 +134,14 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     publishTrust: trustPublisher(config, client, () => https?.port ?? config.port),
   });
 
+  const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
+  const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
+  const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
   const app = createAdmissionApp({
     log: log.child({ component: 'admission' }),
     metrics,
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
-    accessReviewer: cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs }),
+    accessReviewer,
     namespaceExists: (name) => controller.namespaceExists(name),
     kinds,
     sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
@@ -161,6 +165,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
     https?.drain();
     certificates.stop();
+    rbac?.stop();
     // A shared address stays registered: the other replicas behind it go on serving.
     if (config.mode === 'local' && config.webhookUrl === undefined) {
       await deleteWebhookConfigurations(client, webhookNameList(config))
@@ -196,6 +201,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
     });
     certificates.start();
+    rbac?.start();
     await controller.start();
   } catch (error) {
     await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));

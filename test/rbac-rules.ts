@@ -20,6 +20,7 @@ export function admissionRules(webhookConfigurations: readonly string[], mutatin
   return [
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings', 'clusterroles', 'clusterrolebindings'], verbs: ['list', 'watch'] },
     {
       apiGroups: ['admissionregistration.k8s.io'],
       resources: ['validatingwebhookconfigurations'],

@@ -4,10 +4,10 @@ import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domai
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
-import { requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
+import { describeAccess, requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
 import { sameSpec } from './same-spec.js';
-import { allowed, denied, forbidden, type Verdict } from './review.js';
-import type { Webhook } from './webhook-route.js';
+import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
+import type { Abandonment, Webhook } from './webhook-route.js';
 
 export interface DistributionWebhookDeps {
   schema: SchemaValidator;
@@ -58,13 +58,20 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
 
     const rd = request.object as ResourceDistribution;
     const access = accessFor(deps, rd, updating ? (request.oldObject as ResourceDistribution) : undefined);
-    const refused = missingAccess(deps.accessReviewer, request.userInfo, access, abandoned.signal);
+    const refused = checkAccess(deps, request, access, abandoned);
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.
       return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, lines.length > 0 ? warnings : [...warnings, ...more]));
     }
     return Array.isArray(refused) ? accessVerdict(refused, warnings) : refused.then((lines) => accessVerdict(lines, warnings));
   };
+}
+
+/** What the author is refused; while it waits for answers, the abandonment says what it is checking. */
+function checkAccess(deps: DistributionWebhookDeps, request: AdmissionRequest, access: RequiredAccess, abandoned: Abandonment): string[] | Promise<string[]> {
+  const refused = missingAccess(deps.accessReviewer, request.userInfo, access, abandoned.signal);
+  if (!Array.isArray(refused)) abandoned.waitingFor = `checking the author's access (${describeAccess(access)})`;
+  return refused;
 }
 
 /** What the author must be allowed: the distribution's own access, and on UPDATE the deletions it causes. */

@@ -33,6 +33,12 @@ export interface RequiredAccess {
   stops?: readonly StoppedTargets[];
 }
 
+/** For a message: `create, update configmaps in 10000 namespaces` (or `cluster-wide`). */
+export function describeAccess(access: RequiredAccess): string {
+  const where = access.namespaces === 'all' ? 'cluster-wide' : `in ${access.namespaces.length} namespace${access.namespaces.length === 1 ? '' : 's'}`;
+  return `${access.verbs.join(', ')} ${access.resource} ${where}`;
+}
+
 /** Namespaces (or every namespace: 'all') where a change deletes the copies of a kind. */
 export interface StoppedTargets {
   group: string;

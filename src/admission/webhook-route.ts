@@ -20,6 +20,8 @@ export type Webhook = (request: AdmissionRequest, abandoned: Abandonment) => Ver
 
 export interface Abandonment {
   readonly signal: AbortSignal;
+  /** What the webhook is waiting for, said in the answer should the deadline pass first. */
+  waitingFor?: string;
 }
 
 /** An Abandonment whose AbortController exists only once its signal has been asked for. */
@@ -33,6 +35,27 @@ function lazyAbandonment(): Abandonment & { abort(): void } {
   };
 }
 
+const GO_UNITS_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1000, ms: 1, us: 0.001, 'µs': 0.001, ns: 0.000_001 };
+
+/** A Go duration as time.Duration.String() writes it (`5s`, `2.5s`, `1m0s`, `800ms`) in milliseconds. */
+export function parseGoDuration(text: string | undefined): number | undefined {
+  if (text === undefined || !/^((\d+(\.\d+)?)(h|ms|m|s|us|µs|ns))+$/.test(text)) return undefined;
+  let total = 0;
+  for (const [, value, unit] of text.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g)) total += Number(value) * (GO_UNITS_MS[unit ?? ''] ?? NaN);
+  return Number.isFinite(total) && total > 0 ? total : undefined;
+}
+
+/**
+ * The time to decide in: the API server says how long it waits (the `timeout` query parameter,
+ * the webhook configuration's timeoutSeconds or what is left of the request); the answer must be
+ * on its way a little before that. Without it, the configured deadline.
+ */
+export function deadlineFor(timeoutParameter: string | undefined, fallbackMs: number): number {
+  const givenMs = parseGoDuration(timeoutParameter);
+  if (givenMs === undefined) return fallbackMs;
+  return Math.max(100, Math.floor(givenMs - Math.min(1000, givenMs / 5)));
+}
+
 export interface WebhookRouteOptions {
   /** Name used in logs and metrics. */
   name: string;
@@ -40,7 +63,10 @@ export interface WebhookRouteOptions {
   log: Logger;
   metrics: Metrics;
   bodyLimitBytes: number;
-  /** Answer `errored` rather than let the API server time out (keep below the webhook's timeoutSeconds). */
+  /**
+   * Answer `errored` rather than let the API server time out, when its request does not say how
+   * long it waits (keep below the webhook's timeoutSeconds).
+   */
   deadlineMs: number;
   /**
    * When the webhook fails or runs out of time: allow (the namespace webhook, which must never
@@ -128,12 +154,17 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
     return problem(c, status, message);
   };
 
-  const failed = (request: AdmissionRequest, error: unknown): Decided => {
+  const failed = (request: AdmissionRequest, error: unknown, deadlineMs: number, waitingFor?: string): Decided => {
     // Its own deadline, or that of a call it waited for (an access review).
     const timedOut = error instanceof DeadlineExceeded;
-    log.error({ webhook: name, uid: request.uid, err: error }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
+    log.error({ webhook: name, uid: request.uid, err: error, waitingFor }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
     if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
-    return { verdict: timedOut ? errored('the webhook could not decide in time', 504) : errored('internal error while reviewing the request'), decision: 'errored' };
+    if (!timedOut) return { verdict: errored('internal error while reviewing the request'), decision: 'errored' };
+    const what = waitingFor === undefined ? '' : ` while ${waitingFor}`;
+    return {
+      verdict: errored(`the webhook could not decide within ${deadlineMs} ms${what} (the time the API server gives it: the webhook configuration's timeoutSeconds)`, 504),
+      decision: 'errored',
+    };
   };
   const what = `${name} webhook`;
 
@@ -141,21 +172,21 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
    * The verdict to send, and the decision to count (`errored` even when failing open). A webhook
    * that decides synchronously needs no deadline: no timer could fire before it returns.
    */
-  const decide = (request: AdmissionRequest): Decided | Promise<Decided> => {
+  const decide = (request: AdmissionRequest, deadlineMs: number): Decided | Promise<Decided> => {
     let verdict: Verdict | Promise<Verdict>;
     const abandoned = lazyAbandonment();
     try {
       verdict = webhook(request, abandoned);
     } catch (error) {
-      return failed(request, error);
+      return failed(request, error, deadlineMs);
     }
     if (!isPromiseLike(verdict)) return { verdict, decision: verdict.decision };
-    return withDeadline(Promise.resolve(verdict), options.deadlineMs, what).then(
+    return withDeadline(Promise.resolve(verdict), deadlineMs, what).then(
       (decided) => ({ verdict: decided, decision: decided.decision }),
       (error: unknown) => {
         // Answered without it: queued work (access reviews) must not go on being sent.
         abandoned.abort();
-        return failed(request, error);
+        return failed(request, error, deadlineMs, abandoned.waitingFor);
       },
     );
   };
@@ -175,7 +206,7 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
     if ('error' in decoded) return rejectMalformed(c, 400, `not an AdmissionReview v1: ${decoded.error}`);
     const { request } = decoded;
 
-    const { verdict, decision } = await decide(request);
+    const { verdict, decision } = await decide(request, deadlineFor(c.req.query('timeout'), options.deadlineMs));
     const latencyMs = performance.now() - started;
     count(request.operation, decision);
     duration.observe(latencyMs / 1000);

@@ -1,7 +1,7 @@
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { createKubeClient, type KubeClient } from '../../../src/k8s/kube-client.js';
 import { describe, expect, it } from 'vitest';
-import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer, type AccessCheck } from '../../../src/k8s/access-review.js';
 import { DeadlineExceeded } from '../../../src/k8s/deadline.js';
 import { TransientError } from '../../../src/k8s/errors.js';
 import { FakeAccessReviewer } from './review-builder.js';
@@ -13,6 +13,19 @@ const check = (overrides: Partial<AccessCheck> = {}): AccessCheck => ({
   resource: 'secrets',
   namespace: 'team-a',
   ...overrides,
+});
+
+describe('grantsFirstAccessReviewer', () => {
+  it.each([
+    ['granted: yes at once, nothing asked', true, true, 0],
+    ['not granted: asked, and the answer is the API server\'s', false, false, 1],
+  ])('%s', async (_what, granted, allowed, asked) => {
+    const inner = new FakeAccessReviewer();
+    const reviewer = grantsFirstAccessReviewer(inner, { allows: () => granted });
+    expect((await reviewer.review(check())).allowed).toBe(allowed);
+    expect(reviewer.cached?.(check())?.allowed).toBe(granted ? true : undefined);
+    expect(inner.checks).toHaveLength(asked);
+  });
 });
 
 describe('cachedAccessReviewer', () => {

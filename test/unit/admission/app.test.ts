@@ -1,7 +1,7 @@
 import { Readable } from 'node:stream';
 import { Hono } from 'hono';
 import { describe, expect, it } from 'vitest';
-import { webhookRoute } from '../../../src/admission/webhook-route.js';
+import { deadlineFor, webhookRoute } from '../../../src/admission/webhook-route.js';
 import { loadConfig } from '../../../src/config.js';
 import { createLogger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
@@ -103,6 +103,33 @@ describe('admission HTTP contract', () => {
     const res = await post(app, DISTRIBUTIONS, builder.body());
     const body = (await res.json()) as ReviewResponse;
     expect(body.response).toMatchObject({ uid: builder.requestUid, allowed: false, status: { code: 504 } });
+    expect(body.response.status?.message).toBe(
+      "the webhook could not decide within 50 ms while checking the author's access (create, update configmaps in 1 namespace) (the time the API server gives it: the webhook configuration's timeoutSeconds)",
+    );
+  });
+
+  it('takes the time the API server gives it (the timeout parameter), less a margin', async () => {
+    const { app, reviewer } = testApp({ deadlinesMs: { distributions: 50, namespaces: 50 } });
+    reviewer.review = () => new Promise(() => undefined);
+    const builder = review().distribution(distribution('slow').configMap('c', { a: 'b' }).included('team-a').build());
+    const started = performance.now();
+    const res = await post(app, `${DISTRIBUTIONS}?timeout=500ms`, builder.body());
+    const body = (await res.json()) as ReviewResponse;
+    expect(body.response.status?.message).toMatch(/could not decide within 400 ms/);
+    expect(performance.now() - started).toBeGreaterThanOrEqual(390);
+  });
+
+  it.each([
+    ['5s', 50, 4000],
+    ['30s', 50, 29_000],
+    ['1m0s', 50, 59_000],
+    ['2.5s', 50, 2000],
+    ['800ms', 50, 640],
+    [undefined, 50, 50],
+    ['soon', 50, 50],
+    ['0s', 50, 50],
+  ])('timeout=%s gives a deadline (fallback %s ms) of %s ms', (parameter, fallback, expected) => {
+    expect(deadlineFor(parameter, fallback)).toBe(expected);
   });
 
   it('fails open where asked: an exception or a missed deadline allows, and is counted as errored', async () => {

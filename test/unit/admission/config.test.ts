@@ -15,6 +15,7 @@ describe('loadConfig', () => {
       bodyLimitBytes: 8 * 1024 * 1024,
       sarCacheTtlMs: 10_000,
       accessReviewConcurrency: 16,
+      rbacShortcut: true,
       metricsAuth: true,
       sweepIntervalMs: 300_000,
       podName: 'rd-0',
