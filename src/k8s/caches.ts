@@ -71,6 +71,13 @@ export class CopyCache {
     return this.store(ref.kind)?.get(`${ref.namespace}/${ref.name}`);
   }
 
+  /** How many copies of the distribution are cached (a queue asks it for every name it starts). */
+  countOf(name: string): number {
+    let count = 0;
+    for (const { store } of this.kinds.values()) count += store.countByIndex(BY_DISTRIBUTION, name);
+    return count;
+  }
+
   byDistribution(name: string): Resource[] {
     return [...this.kinds.values()].flatMap(({ store }) => store.byIndex(BY_DISTRIBUTION, name));
   }

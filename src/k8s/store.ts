@@ -58,6 +58,11 @@ export class Store<T extends Stored> {
     return [...this.items.keys()];
   }
 
+  /** How many objects an index holds under `value`, without listing them. */
+  countByIndex(index: string, value: string): number {
+    return this.indexes.get(index)?.get(value)?.size ?? 0;
+  }
+
   byIndex(index: string, value: string): T[] {
     const keys = this.indexes.get(index)?.get(value);
     if (!keys) return [];

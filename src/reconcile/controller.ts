@@ -19,6 +19,9 @@ import { createSweeper } from './sweeper.js';
 import { createDistributionCatalog } from './distribution-catalog.js';
 import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, objectSyncTriggers, sourcesOf, sourceTriggers } from './triggers.js';
 
+/** A distribution with this many copies reconciles long enough to be kept off the last free worker. */
+const HEAVY_COPIES = 100;
+
 export interface ControllerSettings {
   sweepIntervalMs: number;
   /** Off: admitted namespaces are not generated at once (the watch-driven reconciler still writes their copies). */
@@ -108,6 +111,7 @@ export function createController(deps: ControllerDeps): RunningController {
     log,
     onDepth: (depth) => metrics.queueDepth.set(depth),
     groupOf: (name) => catalog.groupOf(name),
+    isHeavy: (name) => caches.copies.countOf(name) >= HEAVY_COPIES,
   });
   // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
   const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces: settings.forbiddenNamespaces };

@@ -2,7 +2,9 @@
 // is in flight runs again right after; failures come back with per-name exponential backoff
 // (reset by a success); at most `concurrency` reconciles run at once. Waiting names are taken in
 // turn per group (one per group, round robin), so that the thousand distributions of one
-// ObjectSync do not hold up an unrelated distribution's change behind them.
+// ObjectSync do not hold up an unrelated distribution's change behind them. Heavy names (those
+// with many copies) never take the last free worker: a small change always finds one, even while
+// several large distributions are rewritten at once.
 import type { Logger } from '../log.js';
 
 /** What a reconcile asks for: done (wait for a change) or retry (with backoff). Throwing means retry. */
@@ -22,6 +24,8 @@ export interface QueueOptions {
   onDepth?(depth: number): void;
   /** Names of one group wait behind each other, not behind other groups' (default: each name its own group). */
   groupOf?(name: string): string;
+  /** A name whose reconcile is long (many copies): such names leave one worker to the others. */
+  isHeavy?(name: string): boolean;
 }
 
 export class WorkQueue {
@@ -29,6 +33,7 @@ export class WorkQueue {
   /** The waiting names by group, groups in the order they take turns. */
   private readonly turns = new Map<string, Set<string>>();
   private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly heavyInFlight = new Set<string>();
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
@@ -110,6 +115,7 @@ export class WorkQueue {
     while (this.running && this.inFlight.size < this.options.concurrency) {
       const name = this.dequeue();
       if (name === undefined) break;
+      if (this.options.isHeavy?.(name) === true) this.heavyInFlight.add(name);
       this.inFlight.set(name, this.run(name));
     }
     this.reportDepth();
@@ -124,17 +130,27 @@ export class WorkQueue {
     this.ready.add(name);
   }
 
-  /** The first name of the group whose turn it is; that group then goes to the back. */
+  /** Whether `name` may take a worker now: a heavy one only while another worker stays free for the rest. */
+  private mayStart(name: string): boolean {
+    const heavySlots = Math.max(1, this.options.concurrency - 1);
+    return this.heavyInFlight.size < heavySlots || this.options.isHeavy?.(name) !== true;
+  }
+
+  /**
+   * The first name of the first group whose turn it is and whose name may start now; that group
+   * then goes to the back.
+   */
   private dequeue(): string | undefined {
-    const turn = this.turns.entries().next();
-    if (turn.done) return undefined;
-    const [group, names] = turn.value;
-    const name = names.values().next().value as string;
-    names.delete(name);
-    this.turns.delete(group);
-    if (names.size > 0) this.turns.set(group, names);
-    this.ready.delete(name);
-    return name;
+    for (const [group, names] of this.turns) {
+      const name = names.values().next().value as string;
+      if (!this.mayStart(name)) continue;
+      names.delete(name);
+      this.turns.delete(group);
+      if (names.size > 0) this.turns.set(group, names);
+      this.ready.delete(name);
+      return name;
+    }
+    return undefined;
   }
 
   private async run(name: string): Promise<void> {
@@ -146,6 +162,7 @@ export class WorkQueue {
       result = 'retry';
     }
     this.inFlight.delete(name);
+    this.heavyInFlight.delete(name);
     this.settle(name, result);
     this.pump();
   }

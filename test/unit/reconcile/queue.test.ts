@@ -8,7 +8,7 @@ interface Pending {
 }
 
 /** A queue whose reconciles stay in flight until the test finishes them. */
-function controlledQueue(concurrency = 2, groupOf?: (name: string) => string) {
+function controlledQueue(concurrency = 2, groupOf?: (name: string) => string, isHeavy?: (name: string) => boolean) {
   const pending: Pending[] = [];
   const started: string[] = [];
   const signals: AbortSignal[] = [];
@@ -20,6 +20,7 @@ function controlledQueue(concurrency = 2, groupOf?: (name: string) => string) {
     backoffMaxMs: 1_000,
     onDepth: (depth) => depths.push(depth),
     ...(groupOf ? { groupOf } : {}),
+    ...(isHeavy ? { isHeavy } : {}),
     process: (name, signal) =>
       new Promise<ProcessResult>((resolve, reject) => {
         started.push(name);
@@ -186,6 +187,37 @@ describe('WorkQueue fairness', () => {
     expect(queue.depth).toBe(998);
     const stopped = queue.stop();
     await finish('os-2');
+    await stopped;
+  });
+
+  it('keeps one worker from heavy names: a small change starts at once while large ones are rewritten', async () => {
+    const heavy = (name: string): boolean => name.startsWith('big-');
+    const { queue, started, finish } = controlledQueue(4, undefined, heavy);
+    queue.start();
+    queue.addAll(['big-0', 'big-1', 'big-2', 'big-3', 'big-4']);
+    expect(started).toEqual(['big-0', 'big-1', 'big-2']);
+    queue.add('admin-settings');
+    expect(started.at(-1)).toBe('admin-settings');
+    await finish('admin-settings');
+    // The free worker is not given to a heavy name...
+    expect(started).toHaveLength(4);
+    // ...until a heavy one ends.
+    await finish('big-0');
+    expect(started.at(-1)).toBe('big-3');
+    const stopped = queue.stop();
+    for (const name of ['big-1', 'big-2', 'big-3']) await finish(name);
+    await stopped;
+  });
+
+  it('runs heavy names all the same with a single worker', async () => {
+    const { queue, started, finish } = controlledQueue(1, undefined, () => true);
+    queue.start();
+    queue.addAll(['big-0', 'big-1']);
+    expect(started).toEqual(['big-0']);
+    await finish('big-0');
+    expect(started).toEqual(['big-0', 'big-1']);
+    const stopped = queue.stop();
+    await finish('big-1');
     await stopped;
   });
 });
