@@ -14,7 +14,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startControlPlane, type ControlPlane } from '../control-plane/index.js';
-import { objectsOf, run, ToolFailed, type ToolResult } from './support/tools.js';
+import { objectsOf, failureOf, run, type ToolResult } from './support/tools.js';
 
 const CHART = 'charts/resource-distributor';
 const KRUISE_CHART = 'test/e2e/fixtures/charts/openkruise';
@@ -62,14 +62,6 @@ async function helm(args: string[]): Promise<ToolResult> {
 }
 async function kubectl(args: string[], input?: string): Promise<ToolResult> {
   return run('kubectl', ['--kubeconfig', plane!.kubeconfigPath, ...args], input === undefined ? {} : { input });
-}
-async function failureOf(command: Promise<unknown>): Promise<ToolFailed> {
-  const failure = await command.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(failure).toBeInstanceOf(ToolFailed);
-  return failure as ToolFailed;
 }
 
 interface Crd {

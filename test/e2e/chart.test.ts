@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { loadConfig } from '../../src/config.js';
 import { loadKubeConfig, uniqueName } from './support/cluster.js';
-import { keyOf, objectsOf, run, ToolFailed, type K8sObject, type ToolResult } from './support/tools.js';
+import { keyOf, objectsOf, failureOf, run, type K8sObject, type ToolResult } from './support/tools.js';
 
 const CHART = 'charts/resource-distributor';
 /** What Helm adds and kustomize does not: its bookkeeping labels, and the CRDs' keep policy. */
@@ -74,14 +74,6 @@ interface Rule {
   resourceNames?: string[];
 }
 
-async function failureOf(command: Promise<unknown>): Promise<ToolFailed> {
-  const failure = await command.then(
-    () => undefined,
-    (error: unknown) => error,
-  );
-  expect(failure).toBeInstanceOf(ToolFailed);
-  return failure as ToolFailed;
-}
 
 const find = (objects: K8sObject[], kind: string): K8sObject[] => objects.filter((object) => object.kind === kind);
 const one = (objects: K8sObject[], kind: string): K8sObject => {

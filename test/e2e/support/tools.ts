@@ -4,7 +4,7 @@ import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { inject } from 'vitest';
+import { expect, inject } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 
 export interface ToolResult {
@@ -57,3 +57,13 @@ export function objectsOf(yaml: string): K8sObject[] {
 }
 
 export const keyOf = (object: K8sObject): string => `${object.kind} ${object.metadata.namespace ?? ''}/${object.metadata.name}`;
+
+/** The failure of a tool run expected to fail (its stderr says why). */
+export async function failureOf(command: Promise<unknown>): Promise<ToolFailed> {
+  const failure = await command.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+  expect(failure).toBeInstanceOf(ToolFailed);
+  return failure as ToolFailed;
+}
