@@ -33,9 +33,10 @@ const served: Resource = {
     creationTimestamp: '2026-01-01T00:00:00Z',
     managedFields: [{ manager: 'cert-manager' }],
     ownerReferences: [{ apiVersion: 'cert-manager.io/v1', kind: 'Certificate', name: 'wildcard', uid: 'c-1', controller: true }],
-    labels: { 'controller.cert-manager.io/fao': 'true', [LABEL_DISTRIBUTION]: 'upstream' },
+    labels: { 'controller.cert-manager.io/fao': 'true', [LABEL_DISTRIBUTION]: 'upstream', tier: 'edge' },
     annotations: {
       'cert-manager.io/certificate-name': 'wildcard',
+      'cert-manager.io/alt-names': '*.example.com',
       'kubectl.kubernetes.io/last-applied-configuration': '{}',
       [ANNOTATION_FROM]: 'upstream',
       [ANNOTATION_HASH]: 'abc',
@@ -45,15 +46,15 @@ const served: Resource = {
 };
 
 describe('normaliseSource', () => {
-  it('keeps content and the metadata its owner gave it, drops what the server owns and marks of another distribution', () => {
+  it("keeps content and the metadata its owner gave it, drops what the server owns, another distribution's marks and the managing tool's", () => {
     expect(normaliseSource(served)).toEqual({
       apiVersion: 'v1',
       kind: 'Secret',
       type: 'kubernetes.io/tls',
       metadata: {
         name: 'wildcard-tls',
-        labels: { 'controller.cert-manager.io/fao': 'true' },
-        annotations: { 'cert-manager.io/certificate-name': 'wildcard' },
+        labels: { tier: 'edge' },
+        annotations: { 'cert-manager.io/alt-names': '*.example.com' },
       },
       data: { 'tls.crt': 'Y3J0', 'tls.key': 'a2V5' },
     });

@@ -1,5 +1,6 @@
 // A distribution that copies an object of the cluster (spec.source): what its copies hold is the
 // source as read, minus what the API server owns and what marks the source as someone's copy.
+import { applyCopyMetadata, withoutSourceMarkers } from './copy-metadata.js';
 import {
   ANNOTATION_FROM,
   ANNOTATION_HASH,
@@ -27,9 +28,9 @@ const SERVER_OWNED_METADATA: readonly string[] = [
   'selfLink',
   'generateName',
 ];
+// A source that is itself a distributed copy: its copies are ours, not the other distribution's.
+// (Other tools' markers: copy-metadata.ts.)
 const DROPPED_ANNOTATIONS: readonly string[] = [
-  'kubectl.kubernetes.io/last-applied-configuration',
-  // A source that is itself a distributed copy: its copies are ours, not the other distribution's.
   ANNOTATION_FROM,
   ANNOTATION_HASH,
   ANNOTATION_TIMESTAMP,
@@ -52,7 +53,8 @@ function without(map: Record<string, string> | undefined, keys: readonly string[
  * hashcode annotation) changes only when the source's content or own metadata do.
  */
 export function normaliseSource(source: Resource): Resource {
-  const { status: _status, metadata, ...content } = source;
+  const { status: _status, ...content } = source;
+  const metadata = withoutSourceMarkers(source.metadata);
   const kept: ObjectMeta = {};
   for (const [key, value] of Object.entries(metadata)) {
     if (!SERVER_OWNED_METADATA.includes(key) && value !== undefined) kept[key] = value;
@@ -69,7 +71,7 @@ export function normaliseSource(source: Resource): Resource {
 
 /** The distribution with its source's content as template. */
 export function withSource(rd: ResourceDistribution, source: Resource): ResolvedDistribution {
-  const resource = normaliseSource(source);
-  if (rd.spec.rename !== undefined) resource.metadata = { ...resource.metadata, name: rd.spec.rename };
+  let resource = applyCopyMetadata(normaliseSource(source), rd.spec.copyMetadata);
+  if (rd.spec.rename !== undefined) resource = { ...resource, metadata: { ...resource.metadata, name: rd.spec.rename } };
   return { ...rd, spec: { ...rd.spec, resource } };
 }

@@ -119,6 +119,20 @@ export interface SourceRef {
   name: string;
 }
 
+/** Keys (or anchored key globs, `*` for any characters) of labels or annotations. */
+export interface KeyRules {
+  /** Only keys matching one of these (all when absent or empty). */
+  include?: readonly string[];
+  /** Never keys matching one of these. */
+  exclude?: readonly string[];
+}
+
+/** An addition to the ResourceDistribution API: which labels and annotations reach copies. */
+export interface CopyMetadataRules {
+  labels?: KeyRules;
+  annotations?: KeyRules;
+}
+
 export interface DistributionSpec {
   /** The inline template; absent when the distribution copies `source`. */
   resource?: Resource;
@@ -128,6 +142,7 @@ export interface DistributionSpec {
   targets: Targets;
   writePolicy?: WritePolicy;
   imagePullSecretInjection?: ImagePullSecretInjection;
+  copyMetadata?: CopyMetadataRules;
 }
 
 /**

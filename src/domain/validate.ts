@@ -1,5 +1,6 @@
 // Admission validation of a ResourceDistribution: every DESIGN.md rule that needs no API call,
 // all problems at once, each naming the field and saying how to fix it.
+import { validateCopyMetadata } from './copy-metadata.js';
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
 import type { KindRegistry } from './kinds.js';
@@ -94,6 +95,7 @@ export function validateDistribution(input: {
       ...validateTargets(spec.targets, warnings, input.namespaceExists),
       ...checkWritePolicy(spec.writePolicy),
       ...checkInjection(spec),
+      ...validateCopyMetadata(spec.copyMetadata),
     );
   }
   return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };

@@ -1,4 +1,5 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
+import { applyCopyMetadata } from '../domain/copy-metadata.js';
 import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
 import { withSource } from '../domain/source.js';
 import type { ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
@@ -39,10 +40,23 @@ function resolvedFrom(rd: ResourceDistribution, source: Resource): ResolvedDistr
   return resolved;
 }
 
+/** An inline template under copyMetadata rules, per distribution object: its hash is then remembered too. */
+const ruled = new WeakMap<ResourceDistribution, ResolvedDistribution>();
+
+function withRules(rd: ResolvedDistribution): ResolvedDistribution {
+  if (rd.spec.copyMetadata === undefined) return rd;
+  let resolved = ruled.get(rd);
+  if (resolved === undefined) {
+    resolved = { ...rd, spec: { ...rd.spec, resource: applyCopyMetadata(rd.spec.resource, rd.spec.copyMetadata) } };
+    ruled.set(rd, resolved);
+  }
+  return resolved;
+}
+
 export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {
   const { sources, kinds } = caches;
   const ref = rd.spec?.source;
-  if (ref === undefined) return isDistributable(rd, kinds) ? { state: 'ready', rd } : { state: 'invalid' };
+  if (ref === undefined) return isDistributable(rd, kinds) ? { state: 'ready', rd: withRules(rd) } : { state: 'invalid' };
   if (kinds.find(ref.apiVersion, ref.kind) === undefined) return { state: 'invalid' };
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };

@@ -122,6 +122,14 @@ describe('distribution admission', () => {
     expect(message).toContain('"a" is both included and excluded');
   });
 
+  it('denies copyMetadata rules that are not keys or key globs, naming the field', async () => {
+    const body = { ...(distribution(uniqueName('rules'), configMap('rules-settings'), included('default')) as { spec: object }) };
+    body.spec = { ...body.spec, copyMetadata: { labels: { include: ['team', 'not a key'] } } };
+    const { code, message } = await rejection(createDistribution(body));
+    expect(code).toBe(422);
+    expect(message).toContain('spec.copyMetadata.labels.include[1]: "not a key" is not a label or annotation key, or a glob of one');
+  });
+
   it('stores a valid distribution', async () => {
     const name = uniqueName('valid');
     await createDistribution(distribution(name, configMap('valid-settings'), included('default')));

@@ -1,0 +1,141 @@
+// Which labels and annotations reach copies. A source object (spec.source, an ObjectSync's) never
+// passes on the markers by which other tools claim it: on a copy in another namespace they would
+// make that tool treat the copy as its own (Argo CD prunes it and we recreate it, forever; a Helm
+// chart shipping that name fails on, or adopts, our copy). A distribution may narrow further with
+// spec.copyMetadata: include and exclude lists of keys or anchored key globs.
+import { asRecord, quote, type FieldProblem } from './field-problem.js';
+import type { CopyMetadataRules, KeyRules, ObjectMeta, Resource } from './types.js';
+
+interface Marker {
+  key: string;
+  /** Only with this value (a label others use for other things). */
+  value?: string;
+}
+
+/**
+ * What other tools mark the objects they manage with; never copied from a source. See the
+ * README's "What a copy looks like" for why each.
+ */
+export const SOURCE_MARKERS: { labels: readonly Marker[]; annotations: readonly Marker[] } = {
+  labels: [
+    // Helm: the release that manages the object.
+    { key: 'app.kubernetes.io/managed-by', value: 'Helm' },
+    // Argo CD's default tracking label (before 3.0), and the key its docs suggest instead; also Helm's release name.
+    { key: 'app.kubernetes.io/instance' },
+    { key: 'argocd.argoproj.io/instance' },
+    // Flux: the Kustomization or HelmRelease that applied the object.
+    { key: 'kustomize.toolkit.fluxcd.io/name' },
+    { key: 'kustomize.toolkit.fluxcd.io/namespace' },
+    { key: 'helm.toolkit.fluxcd.io/name' },
+    { key: 'helm.toolkit.fluxcd.io/namespace' },
+    // cert-manager: a Secret it manages (for its caches).
+    { key: 'controller.cert-manager.io/fao' },
+  ],
+  annotations: [
+    // kubectl apply: the configuration last applied to the source, not to the copy.
+    { key: 'kubectl.kubernetes.io/last-applied-configuration' },
+    // Helm: the release that owns the object.
+    { key: 'meta.helm.sh/release-name' },
+    { key: 'meta.helm.sh/release-namespace' },
+    // Argo CD's annotation tracking.
+    { key: 'argocd.argoproj.io/tracking-id' },
+    // cert-manager: the Certificate and issuer a Secret was issued for.
+    { key: 'cert-manager.io/certificate-name' },
+    { key: 'cert-manager.io/issuer-name' },
+    { key: 'cert-manager.io/issuer-kind' },
+    { key: 'cert-manager.io/issuer-group' },
+  ],
+};
+
+type StringMap = Record<string, string> | undefined;
+
+function withoutMarkers(map: StringMap, markers: readonly Marker[]): StringMap {
+  if (map === undefined) return undefined;
+  const dropped = markers.filter((marker) => marker.key in map && (marker.value === undefined || map[marker.key] === marker.value));
+  if (dropped.length === 0) return map;
+  const kept = { ...map };
+  for (const marker of dropped) delete kept[marker.key];
+  return kept;
+}
+
+/** A source's metadata without the markers of the tools that manage it. */
+export function withoutSourceMarkers(metadata: ObjectMeta): ObjectMeta {
+  const labels = withoutMarkers(metadata.labels, SOURCE_MARKERS.labels);
+  const annotations = withoutMarkers(metadata.annotations, SOURCE_MARKERS.annotations);
+  return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
+}
+
+/** `team-*`, `*.example.com/*`: the whole key must match; `*` stands for any characters. */
+function globToRegExp(glob: string): RegExp {
+  const escaped = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'));
+  return new RegExp(`^${escaped.join('.*')}$`);
+}
+
+const compiled = new Map<string, RegExp>();
+function matchesAny(key: string, globs: readonly string[]): boolean {
+  return globs.some((glob) => {
+    let pattern = compiled.get(glob);
+    if (pattern === undefined) {
+      if (compiled.size > 10_000) compiled.clear();
+      pattern = globToRegExp(glob);
+      compiled.set(glob, pattern);
+    }
+    return pattern.test(key);
+  });
+}
+
+export function keyAllowed(key: string, rules: KeyRules | undefined): boolean {
+  if (rules === undefined) return true;
+  const include = rules.include ?? [];
+  if (include.length > 0 && !matchesAny(key, include)) return false;
+  return !matchesAny(key, rules.exclude ?? []);
+}
+
+function filtered(map: StringMap, rules: KeyRules | undefined): StringMap {
+  if (map === undefined || rules === undefined) return map;
+  const entries = Object.entries(map).filter(([key]) => keyAllowed(key, rules));
+  if (entries.length === Object.keys(map).length) return map;
+  return entries.length === 0 ? undefined : Object.fromEntries(entries);
+}
+
+/** The template with only the labels and annotations the rules let through (the same object when nothing is left out). */
+export function applyCopyMetadata(resource: Resource, rules: CopyMetadataRules | undefined): Resource {
+  const metadata = resource.metadata ?? {};
+  const labels = filtered(metadata.labels, rules?.labels);
+  const annotations = filtered(metadata.annotations, rules?.annotations);
+  if (labels === metadata.labels && annotations === metadata.annotations) return resource;
+  const next: ObjectMeta = { ...metadata };
+  delete next.labels;
+  delete next.annotations;
+  return { ...resource, metadata: { ...next, ...(labels ? { labels } : {}), ...(annotations ? { annotations } : {}) } };
+}
+
+const MAX_GLOBS = 64;
+// A qualified key (a DNS-subdomain prefix, a slash, a name) with `*` anywhere.
+const KEY_GLOB = /^[A-Za-z0-9*]([-A-Za-z0-9_.*/]{0,315}[A-Za-z0-9*])?$/;
+
+function checkGlobs(value: unknown, path: string): FieldProblem[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) return [{ path, message: 'must be a list of keys or key globs' }];
+  if (value.length > MAX_GLOBS) return [{ path, message: `has ${value.length} entries: at most ${MAX_GLOBS}` }];
+  return value.flatMap((entry: unknown, i): FieldProblem[] =>
+    typeof entry === 'string' && KEY_GLOB.test(entry) && entry.split('/').length <= 2
+      ? []
+      : [{ path: `${path}[${i}]`, message: `${quote(entry)} is not a label or annotation key, or a glob of one (* for any characters, e.g. "example.com/*")` }],
+  );
+}
+
+/** Admission rules for spec.copyMetadata. */
+export function validateCopyMetadata(value: unknown): FieldProblem[] {
+  if (value === undefined) return [];
+  const rules = asRecord(value);
+  if (rules === undefined) return [{ path: 'spec.copyMetadata', message: 'must be an object: {labels: {include, exclude}, annotations: {include, exclude}}' }];
+  return (['labels', 'annotations'] as const).flatMap((kind) => {
+    const path = `spec.copyMetadata.${kind}`;
+    const lists = rules[kind];
+    if (lists === undefined) return [];
+    const record = asRecord(lists);
+    if (record === undefined) return [{ path, message: 'must be an object: {include: [...], exclude: [...]}' }];
+    return [...checkGlobs(record.include, `${path}.include`), ...checkGlobs(record.exclude, `${path}.exclude`)];
+  });
+}
