@@ -21,6 +21,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: 'node',
+          include: ['test/node/**/*.test.ts'],
+          environment: 'node',
+          // Starts the control plane and a node (kubelet + containerd, root only); a cold machine
+          // first installs the node's Debian packages and builds the kubelet.
+          globalSetup: ['test/node/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 900_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

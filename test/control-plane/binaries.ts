@@ -208,6 +208,15 @@ export async function ensureBenchProgram(name: BenchProgram, options: EnsureBina
   return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
 
+/** Kubernetes servers beyond the control plane's own (the node tier's kubelet), same version as the API server. */
+export type KubernetesServer = 'kubelet';
+
+/** Returns the path of `name` built from this module (file `<name>-<version>`); its own lock, like the tools. */
+export async function ensureKubernetesServer(name: KubernetesServer, options: EnsureBinariesOptions = {}): Promise<string> {
+  const spec = kubernetesBinary(name, await kubernetesVersion());
+  return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
+}
+
 /** Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by test/tools/<name>/. */
 export type ToolName = 'kubectl' | 'helm' | 'promtool';
 

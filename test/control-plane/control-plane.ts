@@ -24,6 +24,8 @@ export interface ControlPlane {
    * and common name; a webhook verifies callers with these.
    */
   webhookClient: { caFile: string; caKeyFile: string; commonName: string };
+  /** The CA the API server trusts for client certificates (cert and key), to issue more (a node's). */
+  clientCa: { certFile: string; keyFile: string };
   /** Temp dir with certificates, kubeconfig, etcd data and one `<server>.log` per process. */
   dir: string;
   /**
@@ -182,7 +184,8 @@ async function boot(
     await launch(specs[server], dir, processes, index);
   };
   const webhookClient = { caFile: pki.files.webhookClientCaCert, caKeyFile: pki.files.webhookClientCaKey, commonName: WEBHOOK_CLIENT_NAME };
-  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, webhookClient, restart };
+  const clientCa = { certFile: pki.files.caCert, keyFile: pki.files.caKey };
+  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, webhookClient, clientCa, restart };
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only

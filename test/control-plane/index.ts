@@ -3,3 +3,8 @@ export { startControlPlane, type ControlPlane, type RestartableServer, type Rest
 export { applyManifestFiles, readManifests, waitForCrdEstablished } from './manifests.js';
 export { createCertificateAuthority, issueClientCert, issueServingCert, type KeyAndCert } from './pki.js';
 export { startLocalCluster, CRD_DIR, POLICIES_DIR, LOCAL_KUBECONFIG, REPO_ROOT, type LocalClusterOptions } from './local-cluster.js';
+export { createNodeCredentials, nodeLeftovers, startNode, type LocalNode, type NodeCredentials, type NodePlane, type NodeTrace, type StartNodeOptions } from './node.js';
+export { NODE_IMAGES } from './node-images.js';
+export type { NodeNetwork } from './node-network.js';
+export { NODE_PACKAGES } from './node-packages.js';
+export { ensureKubernetesServer, type KubernetesServer } from './binaries.js';

@@ -92,6 +92,8 @@ export interface ControlPlanePki {
     webhookClientCert: string;
     webhookClientKey: string;
     caCert: string;
+    /** The key of `caCert`, so that tests can issue client certificates the API server accepts (a node's). */
+    caKey: string;
     servingCert: string;
     servingKey: string;
     adminCert: string;
@@ -124,6 +126,7 @@ export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki
   ]);
   const files = {
     caCert: join(dir, 'ca.crt'),
+    caKey: join(dir, 'ca.key'),
     servingCert: join(dir, 'apiserver.crt'),
     servingKey: join(dir, 'apiserver.key'),
     adminCert: join(dir, 'admin.crt'),
@@ -137,6 +140,7 @@ export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki
   };
   const contents: [string, string][] = [
     [files.caCert, ca.cert],
+    [files.caKey, ca.key],
     [files.servingCert, serving.cert],
     [files.servingKey, serving.key],
     [files.adminCert, admin.cert],

@@ -1,0 +1,42 @@
+import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { adminKubeConfig, boundPod, uniqueName, waitForPhase } from './support.js';
+
+const node = inject('node');
+const core = adminKubeConfig().makeApiClient(CoreV1Api);
+const namespace = uniqueName('node-pods');
+
+beforeAll(async () => {
+  await core.createNamespace({ body: { metadata: { name: namespace } } });
+});
+
+afterAll(async () => {
+  await core.deleteNamespace({ name: namespace }).catch(() => undefined);
+});
+
+describe('a node of the local control plane', () => {
+  it("registers Ready, at the API server's version, on its own address, with containerd", async () => {
+    const [registered, version] = await Promise.all([core.readNode({ name: node.name }), adminKubeConfig().makeApiClient(VersionApi).getCode()]);
+    const conditions = Object.fromEntries((registered.status?.conditions ?? []).map((condition) => [condition.type, condition.status]));
+    expect(conditions.Ready).toBe('True');
+    expect(registered.status?.addresses).toContainEqual({ type: 'InternalIP', address: node.network.nodeIp });
+    expect(registered.status?.nodeInfo?.containerRuntimeVersion).toMatch(/^containerd:\/\//);
+    expect(registered.status?.nodeInfo?.kubeletVersion).toBe(version.gitVersion);
+  });
+
+  it('runs a pod to completion; its log comes from the kubelet through the API server', async () => {
+    const name = uniqueName('hello');
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, 'echo hello') });
+    const pod = await waitForPhase(core, namespace, name, 'Succeeded');
+    expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
+    expect(pod.status?.podIP).toMatch(/^10\.88\.\d+\.\d+$/);
+    expect(await core.readNamespacedPodLog({ namespace, name })).toBe('hello\n');
+  });
+
+  it("a failing command's exit code reaches the pod status", async () => {
+    const name = uniqueName('fails');
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, 'exit 3') });
+    const pod = await waitForPhase(core, namespace, name, 'Failed');
+    expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(3);
+  });
+});
