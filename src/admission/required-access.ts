@@ -1,7 +1,7 @@
 import { canonicalJson } from '../domain/hash.js';
-import { forbiddenFor } from '../domain/targets.js';
+import { forbiddenFor, isExcluded, patterns } from '../domain/targets.js';
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
-import { ALWAYS_EXCLUDED_NAMESPACES, type ResourceDistribution } from '../domain/types.js';
+import type { ResourceDistribution } from '../domain/types.js';
 
 /** Verbs a user needs on the distributed kind in every namespace the distribution writes to. */
 const WRITE_VERBS = ['create', 'update'] as const;
@@ -82,10 +82,11 @@ export function requiredAccess(distribution: ResourceDistribution, forbidden: re
   const verbs = distribution.spec.writePolicy === 'overwrite' ? OVERWRITE_VERBS : WRITE_VERBS;
   const read = { ...sourceAccess(distribution), ...bindAccess(distribution) };
   const targets = distribution.spec.targets;
-  if (targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector)) return { group, resource, verbs, namespaces: 'all', ...read };
-  const system = targets.systemByName === true ? [] : ALWAYS_EXCLUDED_NAMESPACES;
-  const skipped = new Set([...names(targets.excludedNamespaces), ...system, ...forbiddenFor(distribution, forbidden)]);
-  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !skipped.has(ns)).sort();
+  // A name pattern reaches namespaces created later, as a selector does.
+  const openEnded = targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector) || patterns(targets.includedNamespaces).length > 0;
+  if (openEnded) return { group, resource, verbs, namespaces: 'all', ...read };
+  const skip = forbiddenFor(distribution, forbidden);
+  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !isExcluded(targets, ns, skip)).sort();
   return { group, resource, verbs, namespaces, ...read };
 }
 

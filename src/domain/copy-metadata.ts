@@ -4,6 +4,7 @@
 // chart shipping that name fails on, or adopts, our copy). A distribution may narrow further with
 // spec.copyMetadata: include and exclude lists of keys or anchored key globs.
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
+import { globMatcher } from './glob.js';
 import type { CopyMetadataRules, KeyRules, ObjectMeta, Resource } from './types.js';
 
 interface Marker {
@@ -65,24 +66,7 @@ export function withoutSourceMarkers(metadata: ObjectMeta): ObjectMeta {
   return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
 }
 
-/** `team-*`, `*.example.com/*`: the whole key must match; `*` stands for any characters. */
-function globToRegExp(glob: string): RegExp {
-  const escaped = glob.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\/]/g, '\\$&'));
-  return new RegExp(`^${escaped.join('.*')}$`);
-}
-
-const compiled = new Map<string, RegExp>();
-function matchesAny(key: string, globs: readonly string[]): boolean {
-  return globs.some((glob) => {
-    let pattern = compiled.get(glob);
-    if (pattern === undefined) {
-      if (compiled.size > 10_000) compiled.clear();
-      pattern = globToRegExp(glob);
-      compiled.set(glob, pattern);
-    }
-    return pattern.test(key);
-  });
-}
+const matchesAny = (key: string, globs: readonly string[]): boolean => globs.some((glob) => globMatcher(glob)(key));
 
 export function keyAllowed(key: string, rules: KeyRules | undefined): boolean {
   if (rules === undefined) return true;

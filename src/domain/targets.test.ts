@@ -121,6 +121,25 @@ describe('computeTargets', () => {
   });
 });
 
+describe('name patterns', () => {
+  const namespaces = ['team-a', 'team-b', 'my-team-c', 'ops', 'team-prod', 'kube-system'].map((name) => namespace(name));
+  it.each([
+    ['a pattern matches the whole name', distribution('d').patterns(['team-*']).build(), ['team-a', 'team-b', 'team-prod']],
+    ['... anchored at both ends', distribution('d').patterns(['*-prod']).build(), ['team-prod']],
+    ['a pattern beside names', distribution('d').included('ops').patterns(['team-a']).build(), ['ops', 'team-a']],
+    ['an excluded pattern wins over included names and patterns', distribution('d').included('team-b', 'ops').patterns(['team-*'], ['*-prod', 'team-b']).build(), ['ops', 'team-a']],
+    ['"*" is every namespace but the system ones', distribution('d').patterns(['*']).build(), ['my-team-c', 'ops', 'team-a', 'team-b', 'team-prod']],
+    ['an excluded pattern under allNamespaces', distribution('d').allNamespaces().patterns([], ['team-*']).build(), ['my-team-c', 'ops']],
+  ])('%s', (_what, rd, targeted) => {
+    expect(computeTargets(rd.spec.targets, namespaces)).toEqual({ targeted, missing: [] });
+  });
+
+  it('a listed name that a pattern excludes is neither targeted nor missing', () => {
+    const rd = distribution('d').included('team-z').patterns([], ['team-*']).build();
+    expect(computeTargets(rd.spec.targets, namespaces)).toEqual({ targeted: [], missing: [] });
+  });
+});
+
 describe('isTargeted', () => {
   const all = distribution('d').allNamespaces().build().spec.targets;
 

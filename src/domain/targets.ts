@@ -1,5 +1,6 @@
 // The one target-namespace rule (DESIGN.md "Target namespaces"), used by admission, the
 // reconciler and the namespace generator alike.
+import { globMatcher } from './glob.js';
 import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type LabelSelector,
@@ -66,6 +67,11 @@ function names(list: NamespaceNameList | undefined): string[] {
   return (list?.list ?? []).map((entry) => entry.name).filter((name): name is string => typeof name === 'string');
 }
 
+/** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`). */
+export function patterns(list: NamespaceNameList | undefined): string[] {
+  return (list?.list ?? []).map((entry) => entry.pattern).filter((pattern): pattern is string => typeof pattern === 'string');
+}
+
 /**
  * The target rule made ready to test many namespaces: name lists become sets and the selector a
  * function, once, so that a pass over N namespaces costs O(N + list sizes), never their product.
@@ -80,13 +86,17 @@ function compileTargets(targets: Targets, forbidden: readonly string[]): TargetR
   const included = new Set(names(targets.includedNamespaces));
   const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && included.has(name)));
   const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
+  const includedPatterns = patterns(targets.includedNamespaces).map(globMatcher);
+  const excludedPatterns = patterns(targets.excludedNamespaces).map(globMatcher);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
-  const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || ((all || selected(ns.labels)) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
+  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || includedPatterns.some((matches) => matches(name));
+  const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
+  const isExcluded = (name: string): boolean => excluded.has(name) || excludedPatterns.some((matches) => matches(name));
   return {
     included,
-    isExcluded: (name) => excluded.has(name),
-    isTargeted: (ns) => !ns.terminating && !excluded.has(ns.name) && anyOf(ns),
+    isExcluded,
+    isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
   };
 }
 

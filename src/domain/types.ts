@@ -73,7 +73,11 @@ export interface LabelSelector {
 }
 
 export interface NamespaceNameList {
-  list?: { name: string }[];
+  /**
+   * A namespace by `name`, or (an addition to the ResourceDistribution API) every namespace whose
+   * whole name matches `pattern`, a glob with `*` for any characters.
+   */
+  list?: { name?: string; pattern?: string }[];
 }
 
 export interface Targets {

@@ -12,16 +12,37 @@ interface ListedName {
   name: string;
 }
 
-function listedNames(targets: UnknownRecord, field: string, problems: FieldProblem[]): ListedName[] {
-  const listed: ListedName[] = [];
+// A namespace name with `*` anywhere; at most a namespace name long.
+const NAME_PATTERN = /^[a-z0-9*]([-a-z0-9*]{0,61}[a-z0-9*])?$/;
+
+/** One entry of a name list: a `name`, or (an addition) a `pattern`; exactly one of them. */
+function checkEntry(entry: UnknownRecord | undefined, base: string, problems: FieldProblem[]): string | undefined {
+  const { name, pattern } = entry ?? {};
+  if (pattern !== undefined) {
+    if (name !== undefined) problems.push({ path: base, message: 'has both name and pattern: keep one of them' });
+    else if (typeof pattern !== 'string' || !NAME_PATTERN.test(pattern)) {
+      problems.push({ path: `${base}.pattern`, message: `${quote(pattern)} is not a namespace name pattern (lowercase letters, digits, '-' and '*' for any characters, matched against the whole name, e.g. "team-*")` });
+    }
+    return undefined;
+  }
+  const path = `${base}.name`;
+  if (typeof name !== 'string' || name === '') problems.push({ path, message: 'is required: a namespace name (or a pattern such as "team-*")' });
+  else if (!isDnsLabel(name)) problems.push({ path, message: `${quote(name)} is not a valid namespace name (${DNS_LABEL_RULE})` });
+  else return name;
+  return undefined;
+}
+
+function listedNames(targets: UnknownRecord, field: string, problems: FieldProblem[]): { names: ListedName[]; patterns: number } {
+  const names: ListedName[] = [];
+  let patterns = 0;
   asArray(asRecord(targets[field])?.list).forEach((entry, index) => {
-    const path = `spec.targets.${field}.list[${index}].name`;
-    const name = asRecord(entry)?.name;
-    if (typeof name !== 'string' || name === '') problems.push({ path, message: 'is required: a namespace name' });
-    else if (!isDnsLabel(name)) problems.push({ path, message: `${quote(name)} is not a valid namespace name (${DNS_LABEL_RULE})` });
-    else listed.push({ path, name });
+    const base = `spec.targets.${field}.list[${index}]`;
+    const record = asRecord(entry);
+    if (record?.pattern !== undefined) patterns++;
+    const name = checkEntry(record, base, problems);
+    if (name !== undefined) names.push({ path: `${base}.name`, name });
   });
-  return listed;
+  return { names, patterns };
 }
 
 function checkMatchLabels(selector: UnknownRecord): FieldProblem[] {
@@ -68,11 +89,11 @@ function checkSelector(targets: UnknownRecord): FieldProblem[] {
   return [...checkMatchLabels(selector), ...asArray(selector.matchExpressions).flatMap(checkExpression)];
 }
 
-function selectsNothing(targets: UnknownRecord, included: readonly ListedName[]): boolean {
+function selectsNothing(targets: UnknownRecord, included: readonly ListedName[], byPattern: boolean): boolean {
   const selector = asRecord(targets.namespaceLabelSelector);
   const selectorEmpty =
     Object.keys(asRecord(selector?.matchLabels) ?? {}).length === 0 && asArray(selector?.matchExpressions).length === 0;
-  return targets.allNamespaces !== true && included.length === 0 && selectorEmpty;
+  return targets.allNamespaces !== true && included.length === 0 && !byPattern && selectorEmpty;
 }
 
 function missingWarnings(names: readonly string[]): string[] {
@@ -86,6 +107,7 @@ function targetWarnings(
   included: readonly ListedName[],
   excluded: ReadonlySet<string>,
   namespaceExists: ((name: string) => boolean | undefined) | undefined,
+  byPattern: boolean,
 ): string[] {
   const warnings: string[] = [];
   const system = included.filter(({ name }) => ALWAYS_EXCLUDED_NAMESPACES.includes(name));
@@ -93,7 +115,7 @@ function targetWarnings(
   const candidates = included.filter(({ name }) => !excluded.has(name) && !ALWAYS_EXCLUDED_NAMESPACES.includes(name));
   const missing = [...new Set(candidates.map(({ name }) => name))].filter((name) => namespaceExists?.(name) === false);
   warnings.push(...missingWarnings(missing));
-  if (selectsNothing(targets, included)) {
+  if (selectsNothing(targets, included, byPattern)) {
     warnings.push('spec.targets selects no namespace: set allNamespaces, includedNamespaces or namespaceLabelSelector');
   }
   return warnings;
@@ -110,12 +132,12 @@ export function validateTargets(
     return [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }];
   }
   const problems: FieldProblem[] = [];
-  const included = listedNames(targets, 'includedNamespaces', problems);
-  const excludedNames = new Set(listedNames(targets, 'excludedNamespaces', problems).map(({ name }) => name));
+  const { names: included, patterns } = listedNames(targets, 'includedNamespaces', problems);
+  const excludedNames = new Set(listedNames(targets, 'excludedNamespaces', problems).names.map(({ name }) => name));
   for (const { path, name } of included.filter(({ name }) => excludedNames.has(name))) {
     problems.push({ path, message: `${quote(name)} is both included and excluded: remove it from one of the lists` });
   }
   problems.push(...checkSelector(targets));
-  warnings.push(...targetWarnings(targets, included, excludedNames, namespaceExists));
+  warnings.push(...targetWarnings(targets, included, excludedNames, namespaceExists, patterns > 0));
   return problems;
 }

@@ -113,7 +113,10 @@ describe('validateDistribution: each rule', () => {
       cm().excluded('a.b').build(),
       [{ path: 'spec.targets.excludedNamespaces.list[0].name', message: `"a.b" is not a valid namespace name (${NS_RULE})` }],
     ],
-    ['namespace entry without a name', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{}] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].name', message: 'is required: a namespace name' }]],
+    ['a name pattern', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ pattern: 'team-*' }] }, excludedNamespaces: { list: [{ pattern: '*-prod' }] } } } }, []],
+    ['a bad name pattern', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ pattern: 'Team_*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].pattern', message: '"Team_*" is not a namespace name pattern (lowercase letters, digits, \'-\' and \'*\' for any characters, matched against the whole name, e.g. "team-*")' }]],
+    ['a name and a pattern in one entry', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ name: 'a', pattern: 'b*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0]', message: 'has both name and pattern: keep one of them' }]],
+    ['namespace entry without a name', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{}] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].name', message: 'is required: a namespace name (or a pattern such as "team-*")' }]],
     [
       'a namespace both included and excluded',
       cm().included('ns-3').excluded('ns-3').build(),

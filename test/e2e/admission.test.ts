@@ -130,6 +130,13 @@ describe('distribution admission', () => {
     expect(message).toContain('spec.copyMetadata.labels.include[1]: "not a key" is not a label or annotation key, or a glob of one');
   });
 
+  it('denies a namespace name pattern that is not one, naming the field', async () => {
+    const body = distribution(uniqueName('pattern'), configMap('pattern-settings'), { includedNamespaces: { list: [{ pattern: 'Team_*' }] } });
+    const { code, message } = await rejection(createDistribution(body));
+    expect(code).toBe(422);
+    expect(message).toContain('spec.targets.includedNamespaces.list[0].pattern: "Team_*" is not a namespace name pattern');
+  });
+
   it('stores a valid distribution', async () => {
     const name = uniqueName('valid');
     await createDistribution(distribution(name, configMap('valid-settings'), included('default')));

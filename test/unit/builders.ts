@@ -129,6 +129,14 @@ export class DistributionBuilder {
     return this;
   }
 
+  /** Name patterns (`team-*`) in the included list, or in the excluded one. */
+  patterns(included: string[], excluded: string[] = []): this {
+    const targets = this.rd.spec.targets;
+    if (included.length > 0) targets.includedNamespaces = { list: [...(targets.includedNamespaces?.list ?? []), ...included.map((pattern) => ({ pattern }))] };
+    if (excluded.length > 0) targets.excludedNamespaces = { list: [...(targets.excludedNamespaces?.list ?? []), ...excluded.map((pattern) => ({ pattern }))] };
+    return this;
+  }
+
   selector(selector: LabelSelector): this {
     this.rd.spec.targets.namespaceLabelSelector = structuredClone(selector);
     return this;

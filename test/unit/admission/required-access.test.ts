@@ -13,6 +13,8 @@ describe('requiredAccess', () => {
     { name: 'an empty selector selects nothing', rd: distribution('a').secret('s').selector({}).build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: [] } },
     { name: 'writePolicy overwrite: delete too', rd: distribution('a').secret('s').included('a').writePolicy('overwrite').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update', 'delete'], namespaces: ['a'] } },
     { name: 'writePolicy strict: create and update', rd: distribution('a').secret('s').included('a').writePolicy('strict').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['a'] } },
+    { name: 'a name pattern: everywhere (it reaches namespaces created later)', rd: distribution('a').secret('s').included('a').patterns(['team-*']).build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: 'all' } },
+    { name: 'an excluded pattern drops listed names it matches', rd: distribution('a').secret('s').included('team-a', 'ops').patterns([], ['team-*']).build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['ops'] } },
     { name: 'allNamespaces false: only the list', rd: distribution('a').secret('s').allNamespaces(false).included('x').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['x'] } },
   ])('$name', ({ rd, expected }) => {
     expect(requiredAccess(rd, ['locked'])).toEqual(expected);
