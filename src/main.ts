@@ -143,6 +143,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
     accessReviewer,
     namespaceExists: (name) => controller.namespaceExists(name),
+    previewPlan: (rd) => controller.previewPlan(rd),
     kinds,
     sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),

@@ -1,6 +1,7 @@
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
-import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
+import { describePlan } from '../domain/plan-preview.js';
+import { GROUP, KIND, type Action, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -19,6 +20,14 @@ export interface DistributionWebhookDeps {
   kinds?: KindRegistry;
   /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
+  /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
+  previewPlan?: (rd: ResourceDistribution) => Action[] | undefined;
+}
+
+/** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
+function planWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): string[] {
+  const actions = deps.previewPlan?.(rd);
+  return actions === undefined ? [] : describePlan(actions, { sameNamedUnknown: true });
 }
 
 /** A source that does not exist yet is allowed (it may be created next), with a warning. */
@@ -59,11 +68,12 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     const rd = request.object as ResourceDistribution;
     const access = accessFor(deps, rd, updating ? (request.oldObject as ResourceDistribution) : undefined);
     const refused = checkAccess(deps, request, access, abandoned);
+    const allowedWarnings = (more: string[] = []) => (): string[] => [...warnings, ...more, ...planWarnings(deps, rd)];
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.
-      return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, lines.length > 0 ? warnings : [...warnings, ...more]));
+      return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, allowedWarnings(more)));
     }
-    return Array.isArray(refused) ? accessVerdict(refused, warnings) : refused.then((lines) => accessVerdict(lines, warnings));
+    return Array.isArray(refused) ? accessVerdict(refused, allowedWarnings()) : refused.then((lines) => accessVerdict(lines, allowedWarnings()));
   };
 }
 
@@ -81,6 +91,7 @@ function accessFor(deps: DistributionWebhookDeps, rd: ResourceDistribution, old:
   return stopped === undefined ? access : { ...access, stops: [stopped] };
 }
 
-function accessVerdict(refused: readonly string[], warnings: string[]): Verdict {
-  return refused.length > 0 ? forbidden(refused) : allowed(warnings);
+/** Warnings only for an author who is allowed: they tell which namespaces and sources exist, and what is there. */
+function accessVerdict(refused: readonly string[], warnings: () => string[]): Verdict {
+  return refused.length > 0 ? forbidden(refused) : allowed(warnings());
 }

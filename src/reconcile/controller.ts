@@ -12,6 +12,7 @@ import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/lea
 import { createCopyWriter } from './copy-writer.js';
 import { createGenerator } from './generator.js';
 import { createPodInjector, type PodInjector } from './pod-injector.js';
+import { createPlanPreviewer, type PlanPreviewer } from './plan-previewer.js';
 import { createPodMaterializer, type PodMaterializer } from './pod-materializer.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
@@ -57,6 +58,8 @@ export interface Controller {
   isLeader(): boolean;
   namespaceAdmitted(ns: { name: string; uid: string }): void;
   namespaceExists(name: string): boolean | undefined;
+  /** What a distribution being admitted would do, from the caches; undefined when they cannot tell. */
+  previewPlan: PlanPreviewer;
   /** A pod is being admitted: write the copies it references that are still missing (see PodMaterializer). */
   podAdmitted: PodMaterializer['materialize'];
   /** A pod is being created: the image-pull Secrets it gets named (see PodInjector). */
@@ -253,6 +256,7 @@ export function createController(deps: ControllerDeps): RunningController {
     },
     podAdmitted: (namespace, refs, options) => materializer.materialize(namespace, refs, options),
     podInjection: (namespace, pod) => injector.inject(namespace, pod),
+    previewPlan: createPlanPreviewer({ caches, clock, forbiddenNamespaces: settings.forbiddenNamespaces }),
     namespaceExists: (name) => {
       if (!caches.synced()) return undefined;
       const ns = caches.namespaces.get(name);

@@ -11,6 +11,7 @@ import { createController, type Controller, type ControllerDeps, type RunningCon
 import { certificateInfo } from '../../src/tls/certificates.js';
 import { configMap, distribution, fetchWithCa, impersonating, included, presentedCertificate, rejection, secret } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { run } from './support/tools.js';
 import { connectionOf } from '../kube-client.js';
 
 const SECOND = 1000;
@@ -37,6 +38,7 @@ function recordingController(deps: ControllerDeps): Controller {
     synced: () => controller.synced(),
     isLeader: () => controller.isLeader(),
     namespaceExists: (name) => controller.namespaceExists(name),
+    previewPlan: (rd) => controller.previewPlan(rd),
     namespaceAdmitted: (ns) => {
       admitted.push(ns.name);
       controller.namespaceAdmitted(ns);
@@ -142,6 +144,50 @@ describe('distribution admission', () => {
     await createDistribution(distribution(name, configMap('valid-settings'), included('default')));
     const stored = (await custom.getClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name })) as { spec: { resource: { kind: string } } };
     expect(stored.spec.resource.kind).toBe('ConfigMap');
+  });
+});
+
+describe('plan preview', () => {
+  /** `kubectl apply` of a distribution of settings into `namespaces`; its warnings (what the plan said). */
+  async function apply(name: string, namespaces: string[], data: Record<string, string>, dryRun: boolean): Promise<string[]> {
+    const body = distribution(name, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'plan-settings' }, data }, included(...namespaces));
+    const { stderr } = await run('kubectl', ['apply', ...(dryRun ? ['--dry-run=server'] : []), '-f', '-'], { input: JSON.stringify(body) });
+    return stderr.split('\n').filter((line) => line.startsWith('Warning: plan: ')).map((line) => line.slice('Warning: '.length));
+  }
+  const copiesIn = async (namespaces: string[]): Promise<(Record<string, string> | undefined)[]> =>
+    Promise.all(namespaces.map(async (namespace) => (await core.readNamespacedConfigMap({ namespace, name: 'plan-settings' }).catch(() => undefined))?.data));
+
+  it('kubectl apply --dry-run=server prints what the distribution will do, and the reconciler then does that', async () => {
+    const namespaces: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const namespace = uniqueName('e2e-plan');
+      await createNamespace(namespace);
+      namespaces.push(namespace);
+    }
+    namespaces.sort();
+    const name = uniqueName('plan');
+    created.distributions.push(name);
+
+    // The namespaces just created reach the controller's cache through its watch: ask until they have.
+    const first = await waitFor(async () => {
+      const lines = await apply(name, namespaces, { a: '1' }, true);
+      return lines.some((line) => line.includes('do not exist yet')) ? undefined : lines;
+    }, { what: 'a plan that knows the new namespaces' });
+    expect(first).toEqual([
+      `plan: 3 copies to create: ${namespaces.join(', ')}`,
+      'plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy',
+    ]);
+    expect(await copiesIn(namespaces)).toEqual([undefined, undefined, undefined]);
+    await apply(name, namespaces, { a: '1' }, false);
+    await waitFor(async () => ((await copiesIn(namespaces)).every((data) => data?.a === '1') ? true : undefined), { what: 'the three copies' });
+
+    const [kept, ...dropped] = namespaces as [string, ...string[]];
+    expect(await apply(name, [kept], { a: '2' }, true)).toEqual([`plan: 1 copy to update: ${kept}`, `plan: 2 copies to delete (no longer targeted): ${dropped.join(', ')}`]);
+    await apply(name, [kept], { a: '2' }, false);
+    await waitFor(async () => {
+      const [first, ...rest] = await copiesIn(namespaces);
+      return first?.a === '2' && rest.every((data) => data === undefined) ? true : undefined;
+    }, { what: 'one copy updated, two deleted' });
   });
 });
 

@@ -1,0 +1,32 @@
+// The plan of a distribution being admitted, made from the caches alone (no API request): the
+// reconciler's own planner over the namespaces and the copies of ours the caches hold.
+import { kindKeyOf } from '../domain/kinds.js';
+import { planDistribution } from '../domain/plan.js';
+import type { Clock } from '../domain/clock.js';
+import type { Action, Resource, ResourceDistribution } from '../domain/types.js';
+import type { Caches } from '../k8s/caches.js';
+import { resolveDistribution } from './distributable.js';
+
+export type PlanPreviewer = (rd: ResourceDistribution) => Action[] | undefined;
+
+/** Undefined while it cannot be told from the caches: not synced, the kind not watched yet, or the source not read yet. */
+export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbiddenNamespaces: readonly string[] }): PlanPreviewer {
+  const { caches } = deps;
+  return (rd) => {
+    if (!caches.synced()) return undefined;
+    const resolution = resolveDistribution(rd, caches);
+    if (resolution.state !== 'ready') return undefined;
+    const resolved = resolution.rd;
+    const kind = kindKeyOf(resolved.spec.resource.apiVersion, resolved.spec.resource.kind);
+    // A kind no distribution copies yet is not watched: no copy of ours can be there but orphans.
+    if (caches.copies.followed().includes(kind) && !caches.copies.synced(kind)) return undefined;
+    const name = resolved.spec.resource.metadata.name;
+    const existing = new Map<string, Resource>();
+    for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
+      const sameKind = kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
+      if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
+    }
+    const namespaces = caches.namespaces.list().map((ns) => ns.info);
+    return planDistribution({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
+  };
+}
