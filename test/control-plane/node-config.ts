@@ -77,8 +77,10 @@ export const KUBELET_SYSCTLS: Record<string, number> = {
  * Runs as pid 1 of the node's pid namespace, inside its own mount and network namespaces. When it
  * ends, the kernel kills every process of the namespace (kubelet, containerd, shims, containers),
  * and the namespaces with their mounts, links and iptables rules go away with the last of them.
+ * On SIGTERM (a stop, or the watchdog of processes.ts when the test process died) it first kills
+ * them itself and removes the node's cgroups, which would otherwise outlive it.
  */
-export function holderScript(paths: NodePaths): string {
+export function holderScript(paths: NodePaths, cgroupRoot: string): string {
   return [
     'set -eu',
     `mount --bind '${paths.run}' /run`,
@@ -87,7 +89,16 @@ export function holderScript(paths: NodePaths): string {
     'ip link set lo up',
     // Per network namespace: the node routes between its link and the pods' bridge.
     'echo 1 > /proc/sys/net/ipv4/ip_forward',
-    "trap 'exit 0' TERM INT HUP",
+    'others() { for p in /proc/[0-9]*; do [ "$p" = /proc/1 ] || return 0; done; return 1; }',
+    'cleanup() {',
+    '  trap - TERM INT HUP',
+    '  kill -KILL -1 2>/dev/null || true',
+    // Reap them (they are all children of pid 1 by now) until none is left, 10 s at most.
+    '  i=0; while others && [ $i -lt 100 ]; do wait 2>/dev/null || true; sleep 0.1; i=$((i + 1)); done',
+    `  for h in /sys/fs/cgroup/*/; do [ -d "\${h}${cgroupRoot}" ] && find "\${h}${cgroupRoot}" -depth -type d -exec rmdir {} + 2>/dev/null || true; done`,
+    '  exit 0',
+    '}',
+    'trap cleanup TERM INT HUP',
     `touch '${paths.namespacesReady}'`,
     // `wait` also reaps the orphans the kernel hands to pid 1 (exited shims).
     'while :; do sleep 3600 & wait; done',

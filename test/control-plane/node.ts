@@ -225,13 +225,13 @@ function isReady(node: V1Node | undefined): boolean {
   return node?.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True') ?? false;
 }
 
-async function prepareFiles(paths: NodePaths): Promise<void> {
+async function prepareFiles(paths: NodePaths, cgroupRoot: string): Promise<void> {
   for (const dir of [paths.run, paths.varLog, paths.sysctl, paths.cniConfDir, paths.cniIpamDir, paths.containerdRoot, paths.containerdState, paths.kubeletRoot, paths.kubeletCertDir, paths.podLogs]) {
     await mkdir(dir, { recursive: true });
   }
   await Promise.all([
     ...Object.entries(KUBELET_SYSCTLS).map(([name, value]) => writeFile(join(paths.sysctl, name), `${value}\n`)),
-    writeFile(paths.holderScript, holderScript(paths)),
+    writeFile(paths.holderScript, holderScript(paths, cgroupRoot)),
     // Pods resolve names against their own loopback, never a resolver of the machine's.
     writeFile(paths.resolvConf, 'nameserver 127.0.0.1\n'),
     writeFile(paths.containerdConfig, containerdConfig(paths)),
@@ -390,7 +390,7 @@ async function boot(
   readyTimeoutMs: number,
 ): Promise<LocalNode> {
   const { paths, trace, name } = running;
-  await prepareFiles(paths);
+  await prepareFiles(paths, trace.cgroupRoot ?? '');
   const images = writeNodeImages(paths.images);
   images.catch(() => undefined);
 

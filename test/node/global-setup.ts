@@ -41,5 +41,14 @@ export default async function setup(project: TestProject): Promise<() => Promise
     kubeletClientCaFile: credentials.kubeletClientCaFile,
   });
   project.provide('node', { name: node.name, network: node.network, images: node.images });
-  return stop;
+  return async () => {
+    try {
+      await stop();
+    } catch (error) {
+      // vitest reports an error of a global teardown but still exits 0: a node that left
+      // something behind must fail the run.
+      process.exitCode = 1;
+      throw error;
+    }
+  };
 }

@@ -1,6 +1,6 @@
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { adminKubeConfig, boundPod, uniqueName, waitForPhase } from './support.js';
+import { adminKubeConfig, boundPod, uniqueName, waitFor, waitForPhase } from './support.js';
 
 const node = inject('node');
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
@@ -31,6 +31,19 @@ describe('a node of the local control plane', () => {
     expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
     expect(pod.status?.podIP).toMatch(/^10\.88\.\d+\.\d+$/);
     expect(await core.readNamespacedPodLog({ namespace, name })).toBe('hello\n');
+  });
+
+  it('the API server reaches a pod on its address through the node link (the path a webhook call takes)', async () => {
+    const name = uniqueName('httpd');
+    const script = 'mkdir -p /www && echo served-by-the-pod > /www/index.html && exec httpd -f -p 8080 -h /www';
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, script) });
+    await waitForPhase(core, namespace, name, 'Running');
+    // pods/proxy: the API server (on the machine) connects to the pod IP (inside the node's namespace).
+    const body = await waitFor('the pod answers through the API server', () =>
+      core.connectGetNamespacedPodProxyWithPath({ namespace, name: `${name}:8080`, path: 'index.html' }).then(String, () => undefined),
+    );
+    expect(body).toBe('served-by-the-pod\n');
+    await core.deleteNamespacedPod({ namespace, name, gracePeriodSeconds: 0 });
   });
 
   it("a failing command's exit code reaches the pod status", async () => {
