@@ -56,6 +56,8 @@ export interface StartControlPlaneOptions {
   readyTimeoutMs?: number;
   /** Extra kube-apiserver flags, appended to the defaults. */
   apiserverFlags?: readonly string[];
+  /** kube-controller-manager controllers to run besides the defaults (e.g. `endpointslice-controller` for a node tier). */
+  extraControllers?: readonly string[];
 }
 
 const ATTEMPTS = 3;
@@ -170,7 +172,7 @@ async function boot(
   kubeConfig.loadFromString(await readFile(kubeconfigPath, 'utf8'));
   await options.beforeControllerManager?.(kubeConfig);
 
-  const controllerManager = startProcess('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(kubeconfigPath), dir);
+  const controllerManager = startProcess('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(kubeconfigPath, options.extraControllers), dir);
   processes.push(controllerManager);
   await waitForControllers(controllerManager, timeout);
 

@@ -4,7 +4,7 @@ export { applyManifestFiles, readManifests, waitForCrdEstablished } from './mani
 export { createCertificateAuthority, issueClientCert, issueServingCert, type KeyAndCert } from './pki.js';
 export { startLocalCluster, CRD_DIR, POLICIES_DIR, LOCAL_KUBECONFIG, REPO_ROOT, type LocalClusterOptions } from './local-cluster.js';
 export { createNodeCredentials, nodeLeftovers, startNode, type LocalNode, type NodeCredentials, type NodePlane, type NodeTrace, type StartNodeOptions } from './node.js';
-export { NODE_IMAGES } from './node-images.js';
+export { NODE_IMAGES, type NodeImage } from './node-images.js';
 export type { NodeNetwork } from './node-network.js';
 export { NODE_PACKAGES } from './node-packages.js';
 export { ensureKubernetesServer, type KubernetesServer } from './binaries.js';

@@ -1,28 +1,38 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { copyFile, mkdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { NODE_COMMANDS } from './node-packages.js';
 
 const run = promisify(execFile);
 
+/** The machine's Node.js (Debian's or NodeSource's nodejs package). */
+const NODE_BINARY = '/usr/bin/node';
+
 /**
- * The images every node has, made on the machine (no registry is reachable): both are one layer
- * holding Debian's static busybox and a link per applet under /bin.
+ * The images a node can have, made on the machine (no registry is reachable): one layer holding
+ * Debian's static busybox with a link per applet under /bin; the Node.js one adds the machine's
+ * `node` and the shared libraries it loads.
  */
 export const NODE_IMAGES = {
   /** The pod sandbox ("pause") image containerd's CRI plugin is configured with: sleeps until killed. */
   pause: 'localhost/rd-node/pause:1',
   /** A shell and the usual tools, for test pods (`imagePullPolicy: Never`). */
   busybox: 'localhost/rd-node/busybox:1',
+  /** busybox plus /usr/bin/node (the machine's Node.js), for test servers written in JavaScript. */
+  nodejs: 'localhost/rd-node/nodejs:1',
 } as const;
 
 export type NodeImage = keyof typeof NODE_IMAGES;
 
+/** What every node imports; the others on request (StartNodeOptions.images). */
+export const DEFAULT_NODE_IMAGES: readonly NodeImage[] = ['pause', 'busybox'];
+
 const IMAGE_CMD: Record<NodeImage, string[]> = {
   pause: ['/bin/sleep', '2147483647'],
   busybox: ['/bin/sh'],
+  nodejs: ['/usr/bin/node'],
 };
 
 // Same bytes for the same input: no timestamps or owners from the machine.
@@ -43,18 +53,41 @@ async function writeBlob(layout: string, data: Buffer | string): Promise<Blob> {
   return { digest, size: Buffer.byteLength(data) };
 }
 
-/** The busybox root file system as an uncompressed tar layer. */
-async function busyboxLayer(workDir: string): Promise<Buffer> {
-  const rootfs = join(workDir, 'rootfs');
+/** The files `binary` loads (ldd's answer): its interpreter and shared libraries, as absolute paths. */
+async function sharedLibraries(binary: string): Promise<string[]> {
+  const { stdout } = await run('ldd', [binary]);
+  return [...stdout.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((match) => match[1] ?? '').filter(Boolean);
+}
+
+async function copyInto(rootfs: string, file: string): Promise<void> {
+  const target = join(rootfs, file);
+  await mkdir(dirname(target), { recursive: true });
+  // copyFile follows links: the image holds the library under the name the binary asks for.
+  await copyFile(file, target);
+}
+
+/** A root file system as an uncompressed tar layer: busybox, and `node` with its libraries if asked. */
+async function rootfsLayer(workDir: string, name: string, withNode: boolean): Promise<Buffer> {
+  const rootfs = join(workDir, `${name}-rootfs`);
   await mkdir(join(rootfs, 'bin'), { recursive: true });
   await mkdir(join(rootfs, 'tmp'));
   await copyFile(NODE_COMMANDS.busybox, join(rootfs, 'bin', 'busybox'));
   const { stdout } = await run(NODE_COMMANDS.busybox, ['--list']);
-  const applets = stdout.split('\n').filter((name) => name && name !== 'busybox');
-  await Promise.all(applets.map((name) => symlink('busybox', join(rootfs, 'bin', name))));
-  const layerPath = join(workDir, 'layer.tar');
+  const applets = stdout.split('\n').filter((applet) => applet && applet !== 'busybox');
+  await Promise.all(applets.map((applet) => symlink('busybox', join(rootfs, 'bin', applet))));
+  if (withNode) {
+    const node = await realpath(NODE_BINARY);
+    for (const file of [node, ...(await sharedLibraries(node))]) await copyInto(rootfs, file);
+    if (node !== NODE_BINARY) await copyInto(rootfs, NODE_BINARY);
+  }
+  const layerPath = join(workDir, `${name}-layer.tar`);
   await run('tar', [...DETERMINISTIC_TAR, '-cf', layerPath, '-C', rootfs, '.']);
-  return readFile(layerPath);
+  await rm(rootfs, { recursive: true });
+  try {
+    return await readFile(layerPath);
+  } finally {
+    await rm(layerPath);
+  }
 }
 
 /** One image as an OCI image layout packed into a tar archive, as `ctr images import` reads it. */
@@ -67,7 +100,7 @@ async function writeOciArchive(workDir: string, image: NodeImage, layer: Buffer,
     JSON.stringify({
       architecture: 'amd64',
       os: 'linux',
-      config: { Cmd: IMAGE_CMD[image], Env: ['PATH=/bin'], WorkingDir: '/' },
+      config: { Cmd: IMAGE_CMD[image], Env: ['PATH=/usr/bin:/bin'], WorkingDir: '/' },
       rootfs: { type: 'layers', diff_ids: [layerBlobDiffId] },
     }),
   );
@@ -103,16 +136,15 @@ async function writeOciArchive(workDir: string, image: NodeImage, layer: Buffer,
   return archive;
 }
 
-/** Writes the node images as OCI archives into `dir`; returns their paths. */
-export async function writeNodeImages(dir: string): Promise<Record<NodeImage, string>> {
+/** Writes `images` as OCI archives into `dir`; returns their paths. */
+export async function writeNodeImages(dir: string, images: readonly NodeImage[] = DEFAULT_NODE_IMAGES): Promise<Partial<Record<NodeImage, string>>> {
   await mkdir(dir, { recursive: true });
-  const layer = await busyboxLayer(dir);
-  await rm(join(dir, 'rootfs'), { recursive: true });
-  await rm(join(dir, 'layer.tar'));
-  const diffId = sha256(layer);
-  const [pause, busybox] = await Promise.all([
-    writeOciArchive(dir, 'pause', layer, diffId),
-    writeOciArchive(dir, 'busybox', layer, diffId),
-  ]);
-  return { pause, busybox };
+  const archives: Partial<Record<NodeImage, string>> = {};
+  const busybox = images.some((image) => image !== 'nodejs') ? await rootfsLayer(dir, 'busybox', false) : undefined;
+  for (const image of images) {
+    const layer = image === 'nodejs' ? await rootfsLayer(dir, 'nodejs', true) : busybox;
+    if (!layer) continue;
+    archives[image] = await writeOciArchive(dir, image, layer, sha256(layer));
+  }
+  return archives;
 }

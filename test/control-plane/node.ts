@@ -20,7 +20,7 @@ import {
   nodePaths,
   type NodePaths,
 } from './node-config.js';
-import { NODE_IMAGES, writeNodeImages } from './node-images.js';
+import { DEFAULT_NODE_IMAGES, NODE_IMAGES, writeNodeImages, type NodeImage } from './node-images.js';
 import { chooseNodeNetwork, connectNodeNetwork, deleteLink, linkExists, startRelay, type NodeNetwork, type Relay } from './node-network.js';
 import { NODE_COMMANDS, ensureNodePackages } from './node-packages.js';
 import { createCertificateAuthority, issueClientCert } from './pki.js';
@@ -36,6 +36,11 @@ const run = promisify(execFile);
 export interface NodeCredentials {
   /** Append to StartControlPlaneOptions.apiserverFlags. */
   apiserverFlags: string[];
+  /**
+   * StartControlPlaneOptions.extraControllers: the EndpointSlice controller, so that a Service's
+   * endpoints follow its pods and the API server's endpoint routing finds them.
+   */
+  extraControllers: string[];
   /** The CA kubelets accept callers' certificates from. */
   kubeletClientCaFile: string;
   dir: string;
@@ -64,7 +69,11 @@ export async function createNodeCredentials(): Promise<NodeCredentials> {
         `--kubelet-client-key=${files.key}`,
         // A node's hostname resolves nowhere; its InternalIP is the end of its link.
         '--kubelet-preferred-address-types=InternalIP',
+        // Webhooks (and aggregated APIs) behind a Service are called on a ready endpoint's pod IP,
+        // which the machine routes into the node; ClusterIPs would need kube-proxy rules on the machine.
+        '--enable-aggregator-routing=true',
       ],
+      extraControllers: ['endpointslice-controller'],
       kubeletClientCaFile: files.ca,
       dir,
       remove,
@@ -83,6 +92,8 @@ export interface StartNodeOptions {
   kubelet?: string;
   /** How long the node may take to register Ready; default 120 s. */
   readyTimeoutMs?: number;
+  /** Images to import besides the pause and busybox ones (`nodejs`). */
+  images?: readonly NodeImage[];
 }
 
 /** What a stopped node must not leave behind; checked by `leftovers()`. */
@@ -98,8 +109,8 @@ export interface LocalNode {
   name: string;
   dir: string;
   network: NodeNetwork;
-  /** Images present on the node (use `imagePullPolicy: Never`). */
-  images: typeof NODE_IMAGES;
+  /** Names of the images present on the node (use `imagePullPolicy: Never`). */
+  images: Partial<Record<NodeImage, string>>;
   /** containerd's socket, for `ctr`/CRI calls made inside the node's namespaces (see `exec`). */
   containerdSocket: string;
   /** Runs a command inside the node's mount, network and pid namespaces; resolves to its stdout. */
@@ -273,7 +284,8 @@ export async function startNode(plane: NodePlane, credentials: Pick<NodeCredenti
   const dir = await mkdtemp(join(tmpdir(), 'rd-node-'));
   const running = new RunningNode(name, dir);
   try {
-    const node = await boot(running, plane, credentials, kubelet, options.readyTimeoutMs ?? 120_000);
+    const images = [...new Set([...DEFAULT_NODE_IMAGES, ...(options.images ?? [])])];
+    const node = await boot(running, plane, credentials, { kubelet, images, readyTimeoutMs: options.readyTimeoutMs ?? 120_000 });
     log(`node ${name} Ready at ${node.network.nodeIp} (pods ${node.network.podCidr}) in ${((Date.now() - started) / 1000).toFixed(1)} s (dir ${dir})`);
     return node;
   } catch (error) {
@@ -363,14 +375,14 @@ async function startNamespaces(running: RunningNode): Promise<number> {
 }
 
 /** Starts containerd in the node and imports the node images into its CRI namespace (k8s.io). */
-async function startContainerd(running: RunningNode, pid1: number, images: Promise<Record<string, string>>): Promise<void> {
+async function startContainerd(running: RunningNode, pid1: number, images: Promise<Partial<Record<NodeImage, string>>>): Promise<void> {
   const { paths } = running;
   const inNode = enterNode(pid1);
   const containerd = startProcess('containerd', 'nsenter', [...inNode, NODE_COMMANDS.containerd, '--config', paths.containerdConfig], running.dir);
   running.processes.push(containerd);
   const ctr = (args: readonly string[]) => run('nsenter', [...inNode, NODE_COMMANDS.ctr, '--address', paths.containerdSocket, '--namespace', 'k8s.io', ...args]);
   await waitUntilReady(containerd, 'its socket answers', () => ctr(['version']).then(() => true, () => false), 30_000);
-  for (const archive of Object.values(await images)) await ctr(['images', 'import', archive]);
+  for (const archive of Object.values(await images)) if (archive) await ctr(['images', 'import', archive]);
 }
 
 /** The kubelet's credentials (a client certificate of the plane's CA for system:node:<name>), its RBAC grant, and the relay to the API server. */
@@ -386,12 +398,11 @@ async function boot(
   running: RunningNode,
   plane: NodePlane,
   credentials: Pick<NodeCredentials, 'kubeletClientCaFile'>,
-  kubelet: string,
-  readyTimeoutMs: number,
+  { kubelet, images: wanted, readyTimeoutMs }: { kubelet: string; images: readonly NodeImage[]; readyTimeoutMs: number },
 ): Promise<LocalNode> {
   const { paths, trace, name } = running;
   await prepareFiles(paths, trace.cgroupRoot ?? '');
-  const images = writeNodeImages(paths.images);
+  const images = writeNodeImages(paths.images, wanted);
   images.catch(() => undefined);
 
   const pid1 = await startNamespaces(running);
@@ -421,7 +432,7 @@ async function boot(
     name,
     dir: running.dir,
     network,
-    images: NODE_IMAGES,
+    images: Object.fromEntries(wanted.map((image) => [image, NODE_IMAGES[image]])),
     containerdSocket: paths.containerdSocket,
     exec: async (command, args) => (await run('nsenter', [...inNode, command, ...args])).stdout,
     stop: () => running.stop(),

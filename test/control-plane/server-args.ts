@@ -81,10 +81,11 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): 
  * aggregation controller, so that the built-in admin, edit and view roles hold their rules and a
  * user can try the access checks with `kubectl create rolebinding --clusterrole=edit`.
  */
-export function controllerManagerArgs(kubeconfigPath: string): string[] {
+export function controllerManagerArgs(kubeconfigPath: string, extraControllers: readonly string[] = []): string[] {
+  const controllers = ['garbage-collector-controller', 'namespace-controller', 'clusterrole-aggregation-controller', ...extraControllers];
   return [
     `--kubeconfig=${kubeconfigPath}`,
-    '--controllers=garbage-collector-controller,namespace-controller,clusterrole-aggregation-controller',
+    `--controllers=${controllers.join(',')}`,
     '--leader-elect=false',
     '--secure-port=0',
   ];

@@ -27,8 +27,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
   };
   try {
-    plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags });
-    node = await startNode(plane, credentials);
+    plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags, extraControllers: credentials.extraControllers });
+    node = await startNode(plane, credentials, { images: ['nodejs'] });
   } catch (error) {
     await stop().catch((stopError: unknown) => log(`teardown after a failed start: ${String(stopError)}`));
     throw error;

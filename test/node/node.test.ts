@@ -1,5 +1,6 @@
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { NODE_IMAGES } from '../control-plane/index.js';
 import { adminKubeConfig, boundPod, uniqueName, waitFor, waitForPhase } from './support.js';
 
 const node = inject('node');
@@ -26,7 +27,7 @@ describe('a node of the local control plane', () => {
 
   it('runs a pod to completion; its log comes from the kubelet through the API server', async () => {
     const name = uniqueName('hello');
-    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, 'echo hello') });
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, NODE_IMAGES.busybox, 'echo hello') });
     const pod = await waitForPhase(core, namespace, name, 'Succeeded');
     expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(0);
     expect(pod.status?.podIP).toMatch(/^10\.88\.\d+\.\d+$/);
@@ -36,7 +37,7 @@ describe('a node of the local control plane', () => {
   it('the API server reaches a pod on its address through the node link (the path a webhook call takes)', async () => {
     const name = uniqueName('httpd');
     const script = 'mkdir -p /www && echo served-by-the-pod > /www/index.html && exec httpd -f -p 8080 -h /www';
-    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, script) });
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, NODE_IMAGES.busybox, script) });
     await waitForPhase(core, namespace, name, 'Running');
     // pods/proxy: the API server (on the machine) connects to the pod IP (inside the node's namespace).
     const body = await waitFor('the pod answers through the API server', () =>
@@ -48,7 +49,7 @@ describe('a node of the local control plane', () => {
 
   it("a failing command's exit code reaches the pod status", async () => {
     const name = uniqueName('fails');
-    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, node.images.busybox, 'exit 3') });
+    await core.createNamespacedPod({ namespace, body: boundPod(name, node.name, NODE_IMAGES.busybox, 'exit 3') });
     const pod = await waitForPhase(core, namespace, name, 'Failed');
     expect(pod.status?.containerStatuses?.[0]?.state?.terminated?.exitCode).toBe(3);
   });

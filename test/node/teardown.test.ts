@@ -1,6 +1,6 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect, inject, it } from 'vitest';
-import { startNode, type LocalNode } from '../control-plane/index.js';
+import { NODE_IMAGES, startNode, type LocalNode } from '../control-plane/index.js';
 import { adminKubeConfig, boundPod, uniqueName, waitForPhase } from './support.js';
 
 const plane = inject('nodePlane');
@@ -17,7 +17,7 @@ it('a node stopped while its pod runs leaves no process, mount, namespace, link,
   const name = uniqueName('sleeper');
   try {
     expect(node.network.link).not.toBe(shared.network.link);
-    await core.createNamespacedPod({ namespace: 'default', body: boundPod(name, node.name, node.images.busybox, 'sleep 3600') });
+    await core.createNamespacedPod({ namespace: 'default', body: boundPod(name, node.name, NODE_IMAGES.busybox, 'sleep 3600') });
     await waitForPhase(core, 'default', name, 'Running');
     // The container really runs inside the node: its sleep is a process of the node's pid namespace.
     expect(await node.exec('ps', ['-o', 'args'])).toContain('sleep 3600');
