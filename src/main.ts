@@ -10,7 +10,7 @@ import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer } from './k8s/access-review.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
-import { discoverKinds, servesObjectSyncs } from './k8s/discovery.js';
+import { discoverKinds, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
@@ -92,7 +92,9 @@ async function allowedKinds(config: Config, client: KubeClient, log: Logger): Pr
   const { kinds, invalid, unknown } = await discoverKinds(client, config.allowedKinds);
   if (invalid.length > 0) throw new ConfigError(invalid.map((problem) => `RD_ALLOWED_KINDS: ${problem}`));
   if (unknown.length > 0) log.warn({ kinds: unknown }, 'allowed kinds not served by the API server are left out');
-  const registry = createKindRegistry(kinds);
+  const described = await withTemplateFields(client, kinds);
+  for (const { path, reason } of described.unpublished) log.warn({ path, reason }, "template fields of kinds in this group version are not checked: the API server's OpenAPI document could not be read");
+  const registry = createKindRegistry(described.kinds);
   log.info({ kinds: registry.describe() }, 'distributable kinds');
   return registry;
 }

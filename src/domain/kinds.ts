@@ -12,6 +12,11 @@ export interface ApiKind {
   version: string;
   /** Every version the group serves: a template may be written in any of them. */
   versions: readonly string[];
+  /**
+   * The top-level fields of the kind per version, from the API server's OpenAPI; a version
+   * missing here (not published, or a schema that keeps unknown fields) is not checked.
+   */
+  fields?: Readonly<Record<string, readonly string[]>>;
 }
 
 /** How a kind is named in RD_ALLOWED_KINDS, in CopyRefs and in watches: `Secret`, `NetworkPolicy.networking.k8s.io`. */

@@ -2,7 +2,7 @@
 // that this identity never changes.
 import { asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain, isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
-import { apiVersionFor, CORE_REGISTRY, isCoreDataKind, type KindRegistry } from './kinds.js';
+import { apiVersionFor, CORE_REGISTRY, isCoreDataKind, versionOf, type KindRegistry } from './kinds.js';
 import { validateContent } from './validate-content.js';
 
 function checkName(metadata: UnknownRecord | undefined): FieldProblem[] {
@@ -54,23 +54,35 @@ function checkOwnership(metadata: UnknownRecord | undefined): FieldProblem[] {
   return problems;
 }
 
-/** The top-level fields of the kinds whose templates are checked here (the API server drops any other silently). */
-const FIELDS: Record<'Secret' | 'ConfigMap', readonly string[]> = {
+/** The top-level fields of the two kinds whose content is checked here; other kinds' come from the API server's OpenAPI. */
+const CORE_FIELDS: Record<'Secret' | 'ConfigMap', readonly string[]> = {
   Secret: ['apiVersion', 'kind', 'metadata', 'type', 'data', 'stringData', 'immutable'],
   ConfigMap: ['apiVersion', 'kind', 'metadata', 'data', 'binaryData', 'immutable'],
 };
 
 /** A misspelled field would be dropped and an empty object copied everywhere: name it, and what was probably meant. */
-function checkFields(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): FieldProblem[] {
-  const known = FIELDS[kind];
+function checkFields(resource: UnknownRecord, kind: string, known: readonly string[], leftToOtherRules: readonly string[] = []): FieldProblem[] {
   return Object.keys(resource)
-    // The other kind's data field: the content rules say what to write instead.
-    .filter((field) => !known.includes(field) && !['binaryData', 'stringData'].includes(field))
+    .filter((field) => !known.includes(field) && !leftToOtherRules.includes(field))
     .map((field) => {
       const meant = known.find((candidate) => candidate.toLowerCase() === field.toLowerCase());
       const hint = meant === undefined ? `a ${kind} has ${known.join(', ')}` : `did you mean ${quote(meant)}?`;
       return { path: `spec.resource.${field}`, message: `is not a field of a ${kind}: ${hint}` };
     });
+}
+
+/** The template's fields: Secret and ConfigMap by their rules, other kinds by the fields the cluster publishes for them. */
+function checkBody(resource: UnknownRecord, kinds: KindRegistry): FieldProblem[] {
+  const apiVersion = asString(resource.apiVersion);
+  const kind = asString(resource.kind);
+  if (isCoreDataKind(apiVersion, kind)) {
+    const core = kind as 'Secret' | 'ConfigMap';
+    // The other kind's data field: the content rules say what to write instead.
+    return [...checkFields(resource, core, CORE_FIELDS[core], ['binaryData', 'stringData']), ...validateContent(resource, core)];
+  }
+  const known = kinds.find(apiVersion, kind)?.fields?.[versionOf(apiVersion)];
+  // The rest of the content is the API server's to check, at the first write.
+  return known === undefined || kind === undefined ? [] : checkFields(resource, kind, known);
 }
 
 /** An allowed kind, in a version the cluster serves; each problem says what to write instead. */
@@ -103,10 +115,7 @@ export function validateResource(value: unknown, warnings: string[], kinds: Kind
     ...checkName(metadata),
     ...checkLabels(metadata),
     ...checkOwnership(metadata),
-    // The content of other kinds is the API server's to check, at the first write.
-    ...(isCoreDataKind(asString(resource.apiVersion), asString(resource.kind))
-      ? [...checkFields(resource, resource.kind as 'Secret' | 'ConfigMap'), ...validateContent(resource, resource.kind as 'Secret' | 'ConfigMap')]
-      : []),
+    ...checkBody(resource, kinds),
   ];
 }
 

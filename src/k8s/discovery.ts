@@ -1,6 +1,8 @@
 // API discovery, once at start: which of the requested kinds the cluster serves, their resource
-// names and versions. Only the groups asked for are read (the core group, then one request per group).
-import { resolveKinds, type DiscoveredGroup, type KindName, type KindResolution } from '../domain/kinds.js';
+// names and versions. Only the groups asked for are read (the core group, then one request per group);
+// then the OpenAPI documents of their group versions, for the fields a template may have.
+import { openApiPath, topLevelFields } from '../domain/kind-fields.js';
+import { apiVersionFor, isCoreDataKind, resolveKinds, type ApiKind, type DiscoveredGroup, type KindName, type KindResolution } from '../domain/kinds.js';
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL } from '../domain/object-sync.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
@@ -43,4 +45,43 @@ export async function servesObjectSyncs(client: KubeClient): Promise<boolean> {
     if (isNotFound(error)) return false;
     throw error;
   }
+}
+
+/** A group version whose OpenAPI document could not be read: its kinds' template fields are not checked. */
+export interface UnpublishedFields {
+  path: string;
+  reason: string;
+}
+
+/**
+ * The kinds with their top-level fields per served version (Secret and ConfigMap excepted: their
+ * rules are ours), from the API server's OpenAPI v3 documents, one request per group version.
+ * A document the cluster does not serve or cannot give leaves those kinds unchecked: `unpublished` says which.
+ */
+export async function withTemplateFields(client: KubeClient, kinds: readonly ApiKind[]): Promise<{ kinds: ApiKind[]; unpublished: UnpublishedFields[] }> {
+  const documents = new Map<string, Promise<unknown>>();
+  const unpublished: UnpublishedFields[] = [];
+  const documentAt = (path: string): Promise<unknown> => {
+    let document = documents.get(path);
+    if (document === undefined) {
+      document = client.request<unknown>('GET', path).catch((error: unknown) => {
+        unpublished.push({ path, reason: isNotFound(error) ? 'not served' : (error as Error).message });
+        return undefined;
+      });
+      documents.set(path, document);
+    }
+    return document;
+  };
+  const resolved = await Promise.all(
+    kinds.map(async (kind) => {
+      if (isCoreDataKind(apiVersionFor(kind), kind.kind)) return kind;
+      const fields: Record<string, readonly string[]> = {};
+      for (const version of kind.versions) {
+        const known = topLevelFields(await documentAt(openApiPath(kind.group, version)), kind.group, version, kind.kind);
+        if (known !== undefined) fields[version] = known;
+      }
+      return { ...kind, fields };
+    }),
+  );
+  return { kinds: resolved, unpublished };
 }

@@ -1,8 +1,8 @@
 // Kinds beyond Secret and ConfigMap (RD_ALLOWED_KINDS), with the whole product registered in the
 // API server: a NetworkPolicy (whose fields the API server defaults) settles at zero writes and is
 // repaired when edited; a kind followed from a source; a RoleBinding needs `bind` on its role; a
-// kind the configuration does not allow is denied; a kind's copies are watched only while a
-// distribution copies it.
+// kind the configuration does not allow is denied, and a template field the kind does not have; a
+// kind's copies are watched only while a distribution copies it.
 import { CustomObjectsApi, NetworkingV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1NetworkPolicy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_VERSION, GROUP, KIND, LABEL_DISTRIBUTION, PLURAL, VERSION, type ResourceDistribution } from '../../src/domain/types.js';
@@ -188,5 +188,17 @@ describe('admission of other kinds', () => {
     expect(message).toContain(`spec.resource.kind: "Service" is not supported: use Secret, ConfigMap, ${NETWORK_POLICY} or RoleBinding.rbac.authorization.k8s.io`);
     // Certificate.cert-manager.io is configured but not served here: left out, not offered.
     expect(message).not.toContain('Certificate');
+  });
+
+  it("denies a template field the kind does not have, by the fields the API server's OpenAPI publishes for it", async () => {
+    // The API server would drop `spex` at the first write: every copy would then allow all traffic.
+    const { spec, ...rest } = denyButHttp;
+    const misspelled = distribution(uniqueName('rd-spex'), { resource: { ...rest, spex: spec } });
+    const { code, message } = await rejection(custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: misspelled, dryRun: 'All' }));
+    expect(code).toBe(422);
+    expect(message).toContain('spec.resource.spex: is not a field of a NetworkPolicy: a NetworkPolicy has apiVersion, kind, metadata, spec');
+    const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: { name: 'b' }, roleref: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'r' } };
+    const wrongCase = await rejection(custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(uniqueName('rd-roleref'), { resource: binding }), dryRun: 'All' }));
+    expect(wrongCase.message).toContain('spec.resource.roleref: is not a field of a RoleBinding: did you mean "roleRef"?');
   });
 });
