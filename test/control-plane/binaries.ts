@@ -218,12 +218,13 @@ export async function ensureKubernetesServer(name: KubernetesServer, options: En
 }
 
 /** Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by test/tools/<name>/. */
-export type ToolName = 'kubectl' | 'helm' | 'promtool';
+export type ToolName = 'kubectl' | 'helm' | 'promtool' | 'kustomize';
 
 const TOOLS_DIR = join(MODULE_DIR, '..', 'tools');
 const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: string }> = {
   helm: { module: 'helm.sh/helm/v3', pkg: 'helm.sh/helm/v3/cmd/helm' },
   promtool: { module: 'github.com/prometheus/prometheus', pkg: 'github.com/prometheus/prometheus/cmd/promtool' },
+  kustomize: { module: 'sigs.k8s.io/kustomize/kustomize/v5', pkg: 'sigs.k8s.io/kustomize/kustomize/v5' },
 };
 
 async function toolSpec(name: ToolName): Promise<BinarySpec> {

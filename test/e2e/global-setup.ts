@@ -18,7 +18,8 @@ async function ensureTools(): Promise<Record<ToolName, string>> {
   const kubectl = await ensureTool('kubectl');
   const helm = await ensureTool('helm');
   const promtool = await ensureTool('promtool');
-  return { kubectl, helm, promtool };
+  const kustomize = await ensureTool('kustomize');
+  return { kubectl, helm, promtool, kustomize };
 }
 
 /** One control plane for the whole e2e run; the returned function tears it down. */

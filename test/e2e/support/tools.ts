@@ -27,7 +27,7 @@ const HELM = join(tmpdir(), 'rd-helm');
 const HELM_HOMES = { HELM_CACHE_HOME: join(HELM, 'cache'), HELM_CONFIG_HOME: join(HELM, 'config'), HELM_DATA_HOME: join(HELM, 'data') };
 
 /** Runs a tool built by the global setup; rejects with ToolFailed (its output) on a non-zero exit. */
-export async function run(tool: 'kubectl' | 'helm' | 'promtool', args: string[], options: { input?: string } = {}): Promise<ToolResult> {
+export async function run(tool: 'kubectl' | 'helm' | 'promtool' | 'kustomize', args: string[], options: { input?: string } = {}): Promise<ToolResult> {
   const path = inject('tools')[tool];
   const env = { ...process.env, KUBECONFIG: inject('kubeconfigPath'), ...HELM_HOMES };
   const child = promisify(execFile)(path, args, { env, maxBuffer: 64 * 1024 * 1024 });
