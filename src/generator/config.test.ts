@@ -1,24 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { documented } from '../../test/unit/generator-documented.js';
 import { GeneratorError, parseGeneratorConfig, type GeneratorConfig } from './config.js';
-
-/** The documentation's complete use case (rdGenerator.yaml), with `changes` merged at the top level. */
-function documented(changes: Record<string, unknown> = {}): Record<string, unknown> {
-  return {
-    apiVersion: 'apps.kruise.io/v1alpha1',
-    kind: 'ResourceDistributionGenerator',
-    metadata: { name: 'rdname', annotations: { 'config.kubernetes.io/function': 'exec:\n  path: ./resourcedistributiongenerator\n' } },
-    resource: {
-      resourceKind: 'ConfigMap',
-      resourceName: 'cmname',
-      files: ['application.properties'],
-      literals: ['JAVA_HOME=/opt/java/jdk'],
-      resourceOptions: { annotations: { dashboard: '1' } },
-    },
-    options: { labels: { 'app.kubernetes.io/name': 'app1' } },
-    targets: { includedNamespaces: ['ns-1'], namespaceLabelSelector: { matchLabels: { group: 'test' } } },
-    ...changes,
-  };
-}
 
 const resource = (changes: Record<string, unknown>): Record<string, unknown> => ({ ...(documented().resource as object), ...changes });
 

@@ -1,20 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { GeneratorError, type GeneratorConfig } from './config.js';
+import { documented } from '../../test/unit/generator-documented.js';
+import { GeneratorError, parseGeneratorConfig, type GeneratorConfig } from './config.js';
 import { buildDistribution } from './distribution.js';
 
 /** The documentation's complete use case, as parsed; `change` edits a copy of it. */
 function config(change: (config: GeneratorConfig) => void = () => undefined): GeneratorConfig {
-  const parsed: GeneratorConfig = {
-    name: 'rdname',
-    resource: {
-      kind: 'ConfigMap',
-      name: 'cmname',
-      sources: { literals: ['JAVA_HOME=/opt/java/jdk'], files: ['application.properties'], envs: [] },
-      options: { immutable: false, annotations: { dashboard: '1' } },
-    },
-    options: { immutable: false, labels: { 'app.kubernetes.io/name': 'app1' } },
-    targets: { allNamespaces: false, includedNamespaces: ['ns-1'], namespaceLabelSelector: { matchLabels: { group: 'test' } } },
-  };
+  const parsed = parseGeneratorConfig(documented()).config;
   change(parsed);
   return parsed;
 }
