@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { AdmissionResult } from './admission-latency.js';
 import type { ContentionResult } from './contention.js';
 import type { FanOutResult } from './fan-out.js';
+import type { LargeAuthorResult, LargeAuthorRow } from './large-author.js';
 import type { LargestResult } from './largest.js';
 import type { MachineInfo } from './machine.js';
 import type { MemoryResult } from './memory.js';
@@ -20,6 +21,7 @@ export interface SectionResults {
   memory?: MemoryResult;
   contention?: ContentionResult;
   largest?: LargestResult;
+  'large-author'?: LargeAuthorResult;
 }
 
 export interface BenchResult {
@@ -223,6 +225,53 @@ function renderContention(result: ContentionResult): string {
   ].join('\n');
 }
 
+function renderLargeAuthorRow(label: string, row: LargeAuthorRow): string[] {
+  const reviews = row.product.map((a) => String(a.accessReviews)).join(', ');
+  const answer = row.denied.length === 0 ? `allowed (${row.product.length}/${row.product.length})` : `refused ${row.denied.length}/${row.product.length}: ${row.denied[0]?.slice(0, 120) ?? ''}`;
+  return [
+    label,
+    `${fmtMs(row.productMs.p50)} / ${fmtMs(row.productMs.max)}`,
+    `${fmtMs(row.baselineMs.p50)} / ${fmtMs(row.baselineMs.max)}`,
+    fmtRatio(row.ratio),
+    fmtMs(row.webhookMs),
+    reviews,
+    answer,
+  ];
+}
+
+function renderLargeAuthor(result: LargeAuthorResult): string {
+  const n = result.namespaces.toLocaleString('en-US');
+  const { rows, stored, cleanup } = result;
+  const rounds = (row: LargeAuthorRow, side: 'product' | 'baseline'): string => row[side].map((a) => fmtMs(a.ms)).join(', ');
+  return [
+    '## 8. Large distributions by authors RBAC allows',
+    '',
+    `One distribution (a ConfigMap template) listing ${n} namespace names (the create body: ${fmtBytes(result.bodyBytes)}). User A holds a RoleBinding in each of the ${n} namespaces ` +
+      'to a ClusterRole granting create and update on configmaps (namespace-scoped); user B holds the same ClusterRole through a ClusterRoleBinding (cluster-wide). ' +
+      'Requests go through the API server as those users (the admin client impersonating them, a new connection per request as kubectl makes one per command), timed from the request to its answer: ' +
+      `a dry-run create (dryRun=All; the webhook is called, nothing is stored) by A and by B, and a label-only merge patch (what \`kubectl label\` sends) by A of the same ${n}-name distribution, ` +
+      `stored before the rounds. Every round starts once the access-review answers the product remembers have expired (RD_SAR_CACHE_TTL, ${fmtMs(result.sarCacheTtlMs)} here): each create is an author's first try. ` +
+      'Baseline, in the same rounds: the same requests by the same users with the distribution webhook pointed at a trivial admission route (the bench\'s baseline server, same certificate, reading, parsing and allowing the review): ' +
+      `the API server's own work (authorization, validating ${n} entries, calling a webhook with the body) is the same, only the product's differs. p50 / max of ${plural(result.rounds, 'round')}; ` +
+      '"webhook\'s own time": the product\'s admission histogram (body read to verdict, median); access reviews: those the product sent, per round.',
+    '',
+    table(
+      ['request', 'product p50 / max', 'baseline p50 / max', 'ratio (p50)', "webhook's own time", 'access reviews', 'answer'],
+      [
+        renderLargeAuthorRow(`create, ${n} names, A (RoleBinding in each namespace)`, rows.namespaceScoped),
+        renderLargeAuthorRow(`create, ${n} names, B (ClusterRoleBinding)`, rows.clusterWide),
+        renderLargeAuthorRow(`label added to the stored ${n}-name distribution, by A`, rows.labelUpdate),
+      ],
+    ),
+    '',
+    `Rounds: A's create ${rounds(rows.namespaceScoped, 'product')} (baseline ${rounds(rows.namespaceScoped, 'baseline')}); ` +
+      `B's create ${rounds(rows.clusterWide, 'product')} (baseline ${rounds(rows.clusterWide, 'baseline')}); ` +
+      `label ${rounds(rows.labelUpdate, 'product')} (baseline ${rounds(rows.labelUpdate, 'baseline')}). ` +
+      `The stored distribution: created for real by A in ${fmtMs(stored.create.ms)} (${plural(stored.create.accessReviews, 'access review')}), every copy written ${fmtMs(stored.convergedMs)} after the request. ` +
+      `Setup: ${n} namespaces and RoleBindings in ${fmtMs(result.setupMs)}; deleted at the end (the delete requests: ${fmtMs(cleanup.deleteRequestsMs)}; the namespace controller removes them afterwards, not waited for).`,
+  ].join('\n');
+}
+
 function renderLargest(result: LargestResult): string {
   const { admission: a, reconcile: r } = result;
   const answer = a.answer.allowed
@@ -285,6 +334,7 @@ const RENDERERS: { [K in SectionName]: (result: NonNullable<SectionResults[K]>) 
   'steady-state': renderSteadyState,
   contention: renderContention,
   largest: renderLargest,
+  'large-author': renderLargeAuthor,
 };
 
 export function renderSection<K extends SectionName>(name: K, sections: SectionResults): string {

@@ -12,6 +12,7 @@ import { BenchKube } from './bench-kube.js';
 import { runContention } from './contention.js';
 import { runFanOut } from './fan-out.js';
 import { Fleet } from './fleet.js';
+import { runLargeAuthor } from './large-author.js';
 import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
 import { runMemory, type MemorySample } from './memory.js';
@@ -61,6 +62,9 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       return;
     case 'largest':
       sections.largest = await runLargest({ kube, product, fleet, size });
+      return;
+    case 'large-author':
+      sections['large-author'] = await runLargeAuthor({ kube, product, ...size.largeAuthor, concurrency: size.clientConcurrency });
       return;
   }
 }
