@@ -1,4 +1,4 @@
-import { canonicalJson } from '../domain/hash.js';
+import { isDeepStrictEqual } from 'node:util';
 import { forbiddenFor, isExcluded, patterns } from '../domain/targets.js';
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import type { ResourceDistribution } from '../domain/types.js';
@@ -106,7 +106,7 @@ export function stoppedTargets(
   const before = requiredAccess(old, forbidden, kinds);
   const kind = { group: before.group, resource: before.resource };
   const after = keptAccess(before, next, forbidden, kinds);
-  if (after !== undefined && canonicalJson(old.spec.targets) === canonicalJson(next?.spec.targets)) return undefined;
+  if (after !== undefined && isDeepStrictEqual(old.spec.targets, next?.spec.targets)) return undefined;
   if (before.namespaces === 'all') return { ...kind, namespaces: 'all' };
   const kept = new Set(after === undefined || after.namespaces === 'all' ? [] : after.namespaces);
   const dropped = before.namespaces.filter((namespace) => !kept.has(namespace));
