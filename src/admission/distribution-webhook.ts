@@ -1,7 +1,7 @@
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import { describePlan } from '../domain/plan-preview.js';
-import { GROUP, KIND, type Action, type ResourceDistribution, type SourceRef } from '../domain/types.js';
+import { GROUP, KIND, type PlannedAction, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -21,7 +21,7 @@ export interface DistributionWebhookDeps {
   /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
-  previewPlan?: (rd: ResourceDistribution) => Action[] | undefined;
+  previewPlan?: (rd: ResourceDistribution) => PlannedAction[] | undefined;
 }
 
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */

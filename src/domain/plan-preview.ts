@@ -3,7 +3,7 @@
 // few namespaces of each. The caches hold only copies of ours: a same-named object someone else
 // made in a namespace is found when the copy is written (then taken over or left as a conflict,
 // per writePolicy), so "to create" says so.
-import type { Action } from './types.js';
+import type { ActionType, PlannedAction } from './types.js';
 
 /** The API server keeps warnings of up to 120 characters whole (longer ones may be cut). */
 export const MAX_WARNING_LENGTH = 120;
@@ -11,7 +11,7 @@ const SHOWN = 3;
 
 interface Group {
   what: (count: number) => string;
-  types: readonly Action['type'][];
+  types: readonly ActionType[];
 }
 
 const GROUPS: readonly Group[] = [
@@ -35,7 +35,7 @@ function namespacesFitting(prefix: string, namespaces: readonly string[]): strin
 }
 
 /** One line per kind of action there is, then what is already right; nothing when there is no target at all. */
-export function describePlan(actions: readonly Action[], options: { sameNamedUnknown: boolean }): string[] {
+export function describePlan(actions: readonly PlannedAction[], options: { sameNamedUnknown: boolean }): string[] {
   const lines: string[] = [];
   for (const group of GROUPS) {
     const namespaces = actions.filter((action) => group.types.includes(action.type)).map((action) => action.namespace);

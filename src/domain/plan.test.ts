@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
-import { planDistribution, planNamespace, writesHeldBack } from './plan.js';
+import { planDistribution, planNamespace, previewDistribution, writesHeldBack } from './plan.js';
 import { ANNOTATION_ADOPT, ANNOTATION_FROM, CONDITION_TYPES, type Action, type Condition, type DistributionStatus, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
@@ -217,6 +217,47 @@ describe('planDistribution', () => {
       now: T0,
     });
     expect(actions.map(summary)).toEqual(['default:create', 'vault:delete']);
+  });
+});
+
+describe('previewDistribution (what admission says a distribution will do)', () => {
+  const namespaces = [namespace('ns-1'), namespace('ns-2'), namespace('ns-3'), namespace('ns-5'), namespace('old'), terminating('ns-4')];
+  const listed = (builder: ReturnType<typeof seedSample>): ResolvedDistribution => builder.included('ns-1', 'ns-2', 'ns-3', 'ns-4', 'ns-5').build();
+  const retyped = (seed: ResolvedDistribution): [string, Resource][] => [['ns-3', { ...copyOf(seed, 'ns-3').build(), type: 'example.com/other' }]];
+
+  it.each<[string, ResolvedDistribution, (seed: ResolvedDistribution) => [string, Resource][]]>([
+    ['nothing there yet', listed(seedSample()), () => []],
+    ['in sync, drifted, a conflict, ours no longer targeted', listed(seedSample()), (seed) => [
+      ['ns-1', copyOf(seed, 'ns-1').build()],
+      ['ns-2', copyOf(seed, 'ns-2').data({ drifted: 'x' }).build()],
+      ['ns-3', foreign('ConfigMap', 'game-demo', 'ns-3').build()],
+      ['old', copyOf(seed, 'old').build()],
+    ]],
+    ['overwrite takes a foreign object over', listed(seedSample().writePolicy('overwrite')), () => [['ns-3', foreign('ConfigMap', 'game-demo', 'ns-3').build()]]],
+    ['strict with a conflict blocks every write', listed(seedSample().writePolicy('strict')), (seed) => [['ns-2', copyOf(seed, 'ns-2').data({ drifted: 'x' }).build()], ['ns-3', foreign('ConfigMap', 'game-demo', 'ns-3').build()]]],
+    ['a Secret whose type changed is recreated (an update, said in a preview)', distribution('s').secret('game-demo', { a: 'b' }, 'example.com/new').included('ns-3').build(), retyped],
+  ])('decides as the plan does: %s', (_case, seed, copies) => {
+    const existing = new Map(copies(seed));
+    const planned = planDistribution({ distribution: seed, namespaces, existing, now: T0 }).map((action) => ({
+      type: action.type === 'recreate' ? 'update' : action.type,
+      namespace: action.namespace,
+    }));
+    const previewed = previewDistribution({ distribution: seed, namespaces, existing, now: T0 }).map(({ type, namespace: ns }) => ({ type, namespace: ns }));
+    expect(previewed).toEqual(planned);
+  });
+
+  it('renders no copy: a template is never cloned per target namespace', () => {
+    const all = distribution('everywhere').configMap('settings', { big: 'x'.repeat(100_000) }).allNamespaces().build();
+    const many = Array.from({ length: 500 }, (_, i) => namespace(`team-${i}`));
+    const clone = vi.spyOn(globalThis, 'structuredClone');
+    try {
+      const preview = previewDistribution({ distribution: all, namespaces: many, existing: new Map(), now: T0 });
+      expect(preview).toHaveLength(500);
+      expect(preview.every((action) => action.type === 'create')).toBe(true);
+      expect(clone).not.toHaveBeenCalled();
+    } finally {
+      clone.mockRestore();
+    }
   });
 });
 

@@ -3,7 +3,7 @@ import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isIn
 import { hashResource } from './hash.js';
 import { reportedConflict } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
-import type { Action, ConflictReason, NamespaceInfo, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
+import type { Action, ConflictReason, NamespaceInfo, PlannedAction, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
 
 /**
  * Under writePolicy overwrite we take over what is not ours, except Secrets of a forbidden type
@@ -20,6 +20,20 @@ function writeOver(namespace: string, desired: Resource, existing: Resource): Ac
   return { type: 'recreate', namespace, object: merged, existingUid: existing.metadata.uid ?? '' };
 }
 
+/** What to do in one target namespace, before any copy is rendered. */
+type Decision = { type: 'create' } | { type: 'in-sync' } | { type: 'conflict'; reason: ConflictReason } | { type: 'write-over'; existing: Resource };
+
+function decide(rd: ResolvedDistribution, existing: Resource | undefined, hash: string): Decision {
+  if (existing === undefined) return { type: 'create' };
+  const classification = classifyExisting(rd, existing);
+  if (classification.kind === 'ours' && isInSync(rd, existing, hash)) return { type: 'in-sync' };
+  if (classification.kind === 'conflict') {
+    const overwrite = rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason);
+    if (!overwrite) return { type: 'conflict', reason: classification.reason };
+  }
+  return { type: 'write-over', existing };
+}
+
 /**
  * The decision for one existing target namespace. Adoption is an in-place update under every
  * writePolicy. `hash` as for renderCopy. The desired copy is rendered only when something is written.
@@ -31,14 +45,17 @@ export function planNamespace(
   now: Date,
   hash: string = hashResource(rd.spec.resource),
 ): Action {
-  if (existing === undefined) return { type: 'create', namespace, object: renderCopy(rd, namespace, now, hash) };
-  const classification = classifyExisting(rd, existing);
-  if (classification.kind === 'ours' && isInSync(rd, existing, hash)) return { type: 'in-sync', namespace };
-  if (classification.kind === 'conflict') {
-    const overwrite = rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason);
-    if (!overwrite) return { type: 'conflict', namespace, reason: classification.reason };
+  const decision = decide(rd, existing, hash);
+  switch (decision.type) {
+    case 'create':
+      return { type: 'create', namespace, object: renderCopy(rd, namespace, now, hash) };
+    case 'in-sync':
+      return { type: 'in-sync', namespace };
+    case 'conflict':
+      return { type: 'conflict', namespace, reason: decision.reason };
+    case 'write-over':
+      return writeOver(namespace, renderCopy(rd, namespace, now, hash), decision.existing);
   }
-  return writeOver(namespace, renderCopy(rd, namespace, now, hash), existing);
 }
 
 const WRITES: ReadonlySet<Action['type']> = new Set(['create', 'update', 'recreate']);
@@ -61,7 +78,7 @@ export function writesHeldBack(rd: ResourceDistribution): boolean {
  * becomes a `strict-blocked` conflict. Copies already in sync stay so, and deletes of our own
  * copies from namespaces no longer targeted still happen: they overwrite nobody's object.
  */
-function applyStrict(actions: Action[]): Action[] {
+function applyStrict<T extends PlannedAction>(actions: T[]): (T | Action)[] {
   if (!actions.some((action) => action.type === 'conflict')) return actions;
   return actions.map((action) =>
     WRITES.has(action.type) ? { type: 'conflict', namespace: action.namespace, reason: 'strict-blocked' } : action,
@@ -90,22 +107,20 @@ function deletes(
   return actions;
 }
 
-/**
- * One action per target namespace (namespace-missing for missing ones), plus a delete for each of
- * our copies in a namespace no longer targeted. `existing` maps namespace -> the same-named object
- * of the template's kind there. Sorted by namespace.
- */
-export function planDistribution(input: {
+interface PlanInput {
   distribution: ResolvedDistribution;
   namespaces: readonly NamespaceInfo[];
   existing: ReadonlyMap<string, Resource>;
   forbidden?: readonly string[];
   now: Date;
-}): Action[] {
-  const { distribution: rd, existing, now } = input;
+}
+
+/** The plan, with `perTarget` deciding each targeted namespace. */
+function planWith<T extends PlannedAction>(input: PlanInput, perTarget: (namespace: string, existing: Resource | undefined, hash: string) => T): (T | Action)[] {
+  const { distribution: rd, existing } = input;
   const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
   const hash = hashResource(rd.spec.resource);
-  const targetActions = targeted.map((namespace) => planNamespace(rd, namespace, existing.get(namespace), now, hash));
+  const targetActions = targeted.map((namespace) => perTarget(namespace, existing.get(namespace), hash));
   const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));
   const actions = [
     ...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions),
@@ -113,4 +128,25 @@ export function planDistribution(input: {
     ...deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces),
   ];
   return actions.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
+}
+
+/**
+ * One action per target namespace (namespace-missing for missing ones), plus a delete for each of
+ * our copies in a namespace no longer targeted. `existing` maps namespace -> the same-named object
+ * of the template's kind there. Sorted by namespace.
+ */
+export function planDistribution(input: PlanInput): Action[] {
+  return planWith(input, (namespace, existing, hash) => planNamespace(input.distribution, namespace, existing, input.now, hash));
+}
+
+/**
+ * The same decisions as planDistribution, without rendering a single copy: what admission says a
+ * distribution will do must not cost a copy of the template per target namespace (1 MiB × 10,000).
+ * A copy written over is an update here, whether or not it must be recreated.
+ */
+export function previewDistribution(input: PlanInput): PlannedAction[] {
+  return planWith(input, (namespace, existing, hash) => {
+    const decision = decide(input.distribution, existing, hash);
+    return { type: decision.type === 'write-over' ? 'update' : decision.type, namespace };
+  });
 }

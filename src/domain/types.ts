@@ -243,6 +243,12 @@ export type Action =
 
 export type ActionType = Action['type'];
 
+/** An action's kind and namespace: what a plan preview says, without the copy it would write. */
+export interface PlannedAction {
+  type: ActionType;
+  namespace: string;
+}
+
 /** The verb of a failed API call, mapped to the condition that reports it. */
 export type FailedVerb = 'get' | 'create' | 'update' | 'delete';
 

@@ -1,13 +1,14 @@
 // The plan of a distribution being admitted, made from the caches alone (no API request): the
-// reconciler's own planner over the namespaces and the copies of ours the caches hold.
+// reconciler's own planner over the namespaces and the copies of ours the caches hold, deciding
+// without rendering copies.
 import { kindKeyOf } from '../domain/kinds.js';
-import { planDistribution } from '../domain/plan.js';
+import { previewDistribution } from '../domain/plan.js';
 import type { Clock } from '../domain/clock.js';
-import type { Action, Resource, ResourceDistribution } from '../domain/types.js';
+import type { PlannedAction, Resource, ResourceDistribution } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import { resolveDistribution } from './distributable.js';
 
-export type PlanPreviewer = (rd: ResourceDistribution) => Action[] | undefined;
+export type PlanPreviewer = (rd: ResourceDistribution) => PlannedAction[] | undefined;
 
 /** Undefined while it cannot be told from the caches: not synced, the kind not watched yet, or the source not read yet. */
 export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbiddenNamespaces: readonly string[] }): PlanPreviewer {
@@ -27,6 +28,6 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
       if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
     }
     const namespaces = caches.namespaces.list().map((ns) => ns.info);
-    return planDistribution({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
+    return previewDistribution({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
   };
 }
