@@ -1,0 +1,184 @@
+// The product installed as users install it: `helm install` of the chart with the image built
+// from the Dockerfile, its two replicas scheduled onto the node by kube-scheduler, the API server
+// calling their webhooks through the Service (endpoint routing to a pod's address), and
+// `helm uninstall` keeping the copies.
+import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { afterAll, expect, inject, it } from 'vitest';
+import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
+import { configMap, distribution, included, rejection, secret } from '../e2e/support/admission.js';
+import { run } from '../e2e/support/tools.js';
+import { NODE_IMAGES } from '../control-plane/index.js';
+import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
+
+const node = inject('node');
+const image = inject('productImage');
+const kubeConfig = adminKubeConfig();
+const core = kubeConfig.makeApiClient(CoreV1Api);
+const custom = kubeConfig.makeApiClient(CustomObjectsApi);
+const admission = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
+const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+
+const CHART = 'charts/resource-distributor';
+const RELEASE = 'resource-distributor';
+const NAMESPACE = 'resource-distributor';
+const SELECTOR = 'app.kubernetes.io/name=resource-distributor';
+const TEAM_LABEL = 'rd-node-team';
+const team = uniqueName('team');
+const distributionName = uniqueName('team-token');
+const distributions = [distributionName];
+const namespaces: string[] = [];
+
+afterAll(async () => {
+  await run('helm', ['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait']).catch(() => undefined);
+  for (const name of distributions) await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }).catch(() => undefined);
+  await Promise.all([NAMESPACE, ...namespaces].map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
+});
+
+const seconds = (since: number): string => ((Date.now() - since) / 1000).toFixed(1);
+
+it('helm install: both replicas Ready on the node, one holds the Lease, the pods patched the caBundle and serve the webhooks through the Service', async () => {
+  const started = Date.now();
+  await run('helm', [
+    'install',
+    RELEASE,
+    CHART,
+    '--namespace',
+    NAMESPACE,
+    '--create-namespace',
+    '--set',
+    `image.repository=${image.repository}`,
+    '--set',
+    `image.tag=${image.tag}`,
+    // Present on the node already (imported): the chart's default policy pulls only when missing.
+    '--set',
+    'image.pullPolicy=IfNotPresent',
+    '--wait',
+    '--timeout',
+    '5m',
+  ]);
+  const installSeconds = seconds(started);
+
+  const pods = (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: SELECTOR })).items;
+  expect(pods).toHaveLength(2);
+  for (const pod of pods) {
+    expect(pod.spec?.nodeName).toBe(node.name);
+    expect(pod.status?.conditions?.find((condition) => condition.type === 'Ready')?.status).toBe('True');
+  }
+  const names = pods.map((pod) => pod.metadata?.name);
+  const lease = await waitFor('a replica holds the Lease', async () => {
+    const current = await coordination.readNamespacedLease({ namespace: NAMESPACE, name: RELEASE }).catch(() => undefined);
+    return current?.spec?.holderIdentity ? current : undefined;
+  });
+  expect(names).toContain(lease.spec?.holderIdentity);
+
+  // The CA of the TLS Secret the pods made is what the API server verifies the webhooks with.
+  const tls = await core.readNamespacedSecret({ namespace: NAMESPACE, name: `${RELEASE}-tls` });
+  const ca = tls.data?.['ca.crt'];
+  expect(ca).toBeTruthy();
+  const validating = await admission.readValidatingWebhookConfiguration({ name: `${RELEASE}-distributions` });
+  const mutating = await admission.readMutatingWebhookConfiguration({ name: `${RELEASE}-pods` });
+  for (const webhook of [...(validating.webhooks ?? []), ...(mutating.webhooks ?? [])]) expect(webhook.clientConfig.caBundle).toBe(ca);
+
+  // An invalid distribution is denied by a pod: the API server reached it through the Service.
+  const invalid = distribution(uniqueName('pod-kind'), { ...secret('x'), kind: 'Pod' }, included('a'));
+  const denial = await rejection(custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: invalid }));
+  expect(denial.message).toContain('admission webhook "resourcedistributions.resource-distributor.io" denied the request');
+  expect(denial.message).toContain('spec.resource.kind: "Pod" is not supported');
+  console.log(`[node tier] helm install --wait of ${image.repository}:${image.tag}: 2/2 Ready in ${installSeconds} s; leader ${String(lease.spec?.holderIdentity)}`);
+});
+
+const USER_NAMESPACES = 50;
+
+/** A user's pod: reads the distributed ConfigMap and Secret from volumes, names the distributed pull Secret. */
+function userPod(settings: string, token: string, pull: string): V1Pod {
+  return {
+    metadata: { name: 'app' },
+    spec: {
+      nodeName: node.name,
+      terminationGracePeriodSeconds: 1,
+      automountServiceAccountToken: false,
+      imagePullSecrets: [{ name: pull }],
+      containers: [
+        {
+          name: 'app',
+          image: NODE_IMAGES.busybox,
+          imagePullPolicy: 'Never',
+          command: ['sh', '-c', 'test -s /settings/color && test -s /token/token && exec sleep 3600'],
+          volumeMounts: [
+            { name: 'settings', mountPath: '/settings', readOnly: true },
+            { name: 'token', mountPath: '/token', readOnly: true },
+          ],
+        },
+      ],
+      volumes: [
+        { name: 'settings', configMap: { name: settings } },
+        { name: 'token', secret: { secretName: token } },
+      ],
+    },
+  };
+}
+
+/** The p-th percentile (0-100) of `values`, nearest rank. */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
+}
+
+it(`${USER_NAMESPACES} namespaces created at once, each with a pod mounting a distributed ConfigMap and Secret: all Running, no FailedMount`, async () => {
+  const label = { [TEAM_LABEL]: uniqueName('users') };
+  const [settings, token, pull] = [uniqueName('settings'), uniqueName('token'), uniqueName('pull')];
+  const dockerConfig = { auths: { [image.repository.split('/')[0] ?? '']: { auth: Buffer.from('user:password').toString('base64') } } };
+  const pullSecret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: pull }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': Buffer.from(JSON.stringify(dockerConfig)).toString('base64') } };
+  for (const [name, resource] of [
+    [settings, configMap(settings)],
+    [token, secret(token)],
+    [pull, pullSecret],
+  ] as const) {
+    distributions.push(name);
+    await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, resource, { namespaceLabelSelector: { matchLabels: label } }) });
+  }
+
+  const names = Array.from({ length: USER_NAMESPACES }, (_, i) => `${uniqueName('user')}-${String(i)}`);
+  namespaces.push(...names);
+  const started = Date.now();
+  const running = await Promise.all(
+    names.map(async (namespace) => {
+      const created = Date.now();
+      // As a user's manifest does: the namespace, then its pod (once ServiceAccount admission lets it in).
+      await createNamespace(core, namespace, label);
+      await core.createNamespacedPod({ namespace, body: userPod(settings, token, pull) });
+      await waitForPhase(core, namespace, 'app', 'Running', 300_000);
+      return (Date.now() - created) / 1000;
+    }),
+  );
+  const events = (await Promise.all(names.map((namespace) => core.listNamespacedEvent({ namespace })))).flatMap((list) => list.items);
+  const failures = events.filter((event) => event.reason === 'FailedMount' || event.reason === 'CreateContainerConfigError');
+  console.log(
+    `[node tier] ${USER_NAMESPACES} namespaces at once: ${running.length}/${USER_NAMESPACES} pods Running in ${seconds(started)} s; ` +
+      `namespace create -> pod Running p50 ${percentile(running, 50).toFixed(1)} s, p99 ${percentile(running, 99).toFixed(1)} s; ` +
+      `${failures.length} FailedMount/CreateContainerConfigError events`,
+  );
+  expect(running).toHaveLength(USER_NAMESPACES);
+  expect(failures.map((event) => `${event.metadata.namespace ?? ''}: ${event.reason ?? ''} ${event.message ?? ''}`)).toEqual([]);
+}, 360_000);
+
+it('a namespace created after the distribution gets its copy; helm uninstall keeps it', async () => {
+  await custom.createClusterCustomObject({
+    group: GROUP,
+    version: VERSION,
+    plural: PLURAL,
+    body: distribution(distributionName, secret(distributionName), { namespaceLabelSelector: { matchLabels: { [TEAM_LABEL]: team } } }),
+  });
+  const namespace = uniqueName('node-team');
+  namespaces.push(namespace);
+  const created = Date.now();
+  await createNamespace(core, namespace, { [TEAM_LABEL]: team });
+  await waitFor('the copy in the new namespace', () => core.readNamespacedSecret({ namespace, name: distributionName }).then(() => true, () => undefined));
+  console.log(`[node tier] namespace create -> its copy: ${seconds(created)} s`);
+
+  await run('helm', ['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait']);
+  await waitFor('the pods gone', async () => ((await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: SELECTOR })).items.length === 0 ? true : undefined));
+  const copy = await core.readNamespacedSecret({ namespace, name: distributionName });
+  expect(Buffer.from(copy.data?.token ?? '', 'base64').toString()).toBe('t0k3n');
+  await expect(admission.readValidatingWebhookConfiguration({ name: `${RELEASE}-distributions` })).rejects.toThrow();
+});
