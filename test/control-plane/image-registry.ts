@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { registerTeardown } from './exit-hooks.js';
 import { freePorts, httpGet, waitUntilReady } from './network.js';
+import { startRelay, type Relay } from './node-network.js';
 import { ensureDebianPackages } from './node-packages.js';
 import { createCertificateAuthority, issueServingCert } from './pki.js';
 import { startProcess } from './processes.js';
@@ -29,6 +30,8 @@ export interface LocalRegistry {
   certDir: string;
   username: string;
   password: string;
+  /** `<relayFrom>:<port>`: where a node reaches it (StartRegistryOptions.relayFrom), if asked. */
+  nodeHost?: string;
   /** Stops it and removes its folder; rejects if its process or folder is left. */
   stop(): Promise<void>;
   leftovers(): Promise<string[]>;
@@ -49,11 +52,19 @@ function registryConfig(dir: string, port: number): string {
   });
 }
 
+export interface StartRegistryOptions {
+  /**
+   * A machine address that nodes reach (the machine end of a node's link): a relay there forwards
+   * to the registry, and its certificate names that address too. A node's 127.0.0.1 is its own.
+   */
+  relayFrom?: string;
+}
+
 /**
  * A private image registry on 127.0.0.1 for one test run: TLS with a CA of its own, every request
  * authenticated (htpasswd, bcrypt), images stored in its temp folder.
  */
-export async function startRegistry(log: (line: string) => void): Promise<LocalRegistry> {
+export async function startRegistry(log: (line: string) => void, options: StartRegistryOptions = {}): Promise<LocalRegistry> {
   await ensureDebianPackages(REGISTRY_PACKAGES, log);
   const dir = await mkdtemp(join(tmpdir(), 'rd-registry-'));
   const [port] = await freePorts(1);
@@ -61,7 +72,7 @@ export async function startRegistry(log: (line: string) => void): Promise<LocalR
   const username = 'rd-pusher';
   const password = randomBytes(12).toString('hex');
   const ca = await createCertificateAuthority('rd-registry-ca');
-  const serving = await issueServingCert(ca, '127.0.0.1');
+  const serving = await issueServingCert(ca, '127.0.0.1', [], options.relayFrom ? [options.relayFrom] : []);
   const certDir = join(dir, 'certs');
   await mkdir(certDir);
   const { stdout: htpasswd } = await run('htpasswd', ['-nbB', username, password]);
@@ -81,11 +92,13 @@ export async function startRegistry(log: (line: string) => void): Promise<LocalR
       rmSync(dir, { recursive: true, force: true });
     },
   });
+  let relay: Relay | undefined;
   const leftovers = async (): Promise<string[]> => {
     const left = registry.hasExited() ? [] : [`process ${String(registry.pid)} (registry)`];
     return (await stat(dir).then(() => true, () => false)) ? [...left, `folder ${dir}`] : left;
   };
   const stop = async (): Promise<void> => {
+    await relay?.close();
     await registry.stop();
     await rm(dir, { recursive: true, force: true });
     unregister();
@@ -96,9 +109,11 @@ export async function startRegistry(log: (line: string) => void): Promise<LocalR
     // Without credentials the registry answers 401: it is up, and it wants them.
     const answers = async (): Promise<boolean> => (await httpGet(`https://${host}/v2/`, { ca: ca.cert }))?.status === 401;
     await waitUntilReady(registry, 'its /v2/ answers 401', answers, 30_000);
+    if (options.relayFrom) relay = await startRelay(options.relayFrom, port ?? 0);
   } catch (error) {
     await stop().catch(() => undefined);
     throw error;
   }
-  return { host, dir, caCert: ca.cert, certDir, username, password, stop, leftovers };
+  const nodeHost = relay ? new URL(relay.url).host : undefined;
+  return { host, dir, caCert: ca.cert, certDir, username, password, ...(nodeHost ? { nodeHost } : {}), stop, leftovers };
 }

@@ -18,6 +18,7 @@ import {
   kubeletConfig,
   kubeletKubeconfig,
   nodePaths,
+  registryHostsToml,
   type NodePaths,
 } from './node-config.js';
 import { DEFAULT_NODE_IMAGES, NODE_IMAGES, writeNodeImages, type NodeImage } from './node-images.js';
@@ -124,6 +125,8 @@ export interface LocalNode {
   containerdSocket: string;
   /** Imports an image archive (OCI or docker) into containerd's CRI namespace: its image is then present for pods. */
   importImage(archive: string): Promise<void>;
+  /** Lets the node's containerd pull from registry `host` (host:port, HTTPS with a certificate of `caCert`). */
+  trustRegistry(host: string, caCert: string): Promise<void>;
   /** Runs a command inside the node's mount, network and pid namespaces; resolves to its stdout. */
   exec(command: string, args: readonly string[]): Promise<string>;
   /**
@@ -248,7 +251,7 @@ function isReady(node: V1Node | undefined): boolean {
 }
 
 async function prepareFiles(paths: NodePaths, cgroupRoot: string): Promise<void> {
-  for (const dir of [paths.run, paths.varLog, paths.sysctl, paths.cniConfDir, paths.cniIpamDir, paths.containerdRoot, paths.containerdState, paths.kubeletRoot, paths.kubeletCertDir, paths.podLogs]) {
+  for (const dir of [paths.run, paths.varLog, paths.sysctl, paths.cniConfDir, paths.cniIpamDir, paths.registryHosts, paths.containerdRoot, paths.containerdState, paths.kubeletRoot, paths.kubeletCertDir, paths.podLogs]) {
     await mkdir(dir, { recursive: true });
   }
   await Promise.all([
@@ -453,6 +456,12 @@ async function boot(
     containerdSocket: paths.containerdSocket,
     importImage: async (archive) => {
       await ctrIn(pid1, paths)(['images', 'import', archive]);
+    },
+    trustRegistry: async (host, caCert) => {
+      const dir = join(paths.registryHosts, host);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'ca.crt'), caCert);
+      await writeFile(join(dir, 'hosts.toml'), registryHostsToml(host, join(dir, 'ca.crt')));
     },
     exec: async (command, args) => (await run('nsenter', [...inNode, command, ...args])).stdout,
     stop: () => running.stop(),

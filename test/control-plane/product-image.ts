@@ -16,11 +16,10 @@ export interface ProductImage extends BuiltImage {
 }
 
 /**
- * Builds the image (buildah, see image-build.ts) and pushes it with the registry's credentials
+ * Pushes the image built by `builder` (buildah, see image-build.ts) with the registry's credentials
  * over TLS, as a user pushes to a private registry; the archive lets a node have it without a pull.
  */
-export async function publishProductImage(builder: ImageBuilder, registry: LocalRegistry): Promise<ProductImage> {
-  const built = await builder.buildProductImage();
+export async function publishProductImage(builder: ImageBuilder, built: BuiltImage, registry: LocalRegistry): Promise<ProductImage> {
   const tag = built.name.split(':').at(-1) ?? '';
   const repository = `${registry.host}/resource-distributor`;
   const started = Date.now();

@@ -12,6 +12,7 @@ import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } f
 
 const node = inject('node');
 const image = inject('productImage');
+const registry = inject('registry');
 const kubeConfig = adminKubeConfig();
 const core = kubeConfig.makeApiClient(CoreV1Api);
 const custom = kubeConfig.makeApiClient(CustomObjectsApi);
@@ -161,6 +162,54 @@ it(`${USER_NAMESPACES} namespaces created at once, each with a pod mounting a di
   expect(running).toHaveLength(USER_NAMESPACES);
   expect(failures.map((event) => `${event.metadata.namespace ?? ''}: ${event.reason ?? ''} ${event.message ?? ''}`)).toEqual([]);
 }, 360_000);
+
+/** A pod that pulls `image` (never present: `Always`) and runs node in it. */
+function pullingPod(imageName: string): V1Pod {
+  return {
+    metadata: { name: 'app' },
+    spec: {
+      nodeName: node.name,
+      restartPolicy: 'Never',
+      terminationGracePeriodSeconds: 1,
+      automountServiceAccountToken: false,
+      containers: [{ name: 'app', image: imageName, imagePullPolicy: 'Always', command: ['node', '-e', 'console.log("pulled")'] }],
+    },
+  };
+}
+
+it('a private image: without credentials the pull fails (401); with imagePullSecretInjection: MatchingImages a pod without imagePullSecrets, in a namespace created a moment before, pulls it and runs', async () => {
+  // The product's image, pushed to the registry, under the address the node reaches it at.
+  const privateImage = `${registry.nodeHost}/resource-distributor:${image.tag}`;
+  const bare = uniqueName('no-pull-secret');
+  namespaces.push(bare);
+  await createNamespace(core, bare);
+  await core.createNamespacedPod({ namespace: bare, body: pullingPod(privateImage) });
+  const refused = await waitFor('the pull refused', async () => {
+    const waiting = (await core.readNamespacedPod({ namespace: bare, name: 'app' })).status?.containerStatuses?.[0]?.state?.waiting;
+    return waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff' ? waiting : undefined;
+  });
+  expect(refused.message).toMatch(/401|unauthorized/i);
+
+  const pullSecret = uniqueName('registry-pull');
+  const label = { [TEAM_LABEL]: uniqueName('pullers') };
+  const auth = Buffer.from(`${registry.username}:${registry.password}`).toString('base64');
+  const dockerConfig = Buffer.from(JSON.stringify({ auths: { [`https://${registry.nodeHost}`]: { auth } } })).toString('base64');
+  distributions.push(pullSecret);
+  const resource = { apiVersion: 'v1', kind: 'Secret', metadata: { name: pullSecret }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': dockerConfig } };
+  const body = distribution(pullSecret, resource, { namespaceLabelSelector: { matchLabels: label } }) as { spec: Record<string, unknown> };
+  body.spec.imagePullSecretInjection = 'MatchingImages';
+  await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body });
+
+  const namespace = uniqueName('pullers');
+  namespaces.push(namespace);
+  const created = Date.now();
+  await createNamespace(core, namespace, label);
+  const pod = await core.createNamespacedPod({ namespace, body: pullingPod(privateImage) });
+  expect(pod.spec?.imagePullSecrets).toEqual([{ name: pullSecret }]);
+  await waitForPhase(core, namespace, 'app', 'Succeeded', 180_000);
+  expect(await core.readNamespacedPodLog({ namespace, name: 'app' })).toBe('pulled\n');
+  console.log(`[node tier] private image pulled with the injected Secret: namespace create -> pod Succeeded in ${seconds(created)} s`);
+}, 240_000);
 
 it('a namespace created after the distribution gets its copy; helm uninstall keeps it', async () => {
   await custom.createClusterCustomObject({

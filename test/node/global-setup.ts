@@ -8,6 +8,7 @@ import {
   startNode,
   startRegistry,
   type ControlPlane,
+  type BuiltImage,
   type ImageBuilder,
   type LocalNode,
   type LocalRegistry,
@@ -23,8 +24,8 @@ declare module 'vitest' {
     node: { name: string; network: NodeNetwork; images: LocalNode['images'] };
     /** The product's image built from the Dockerfile: in the registry, and present on the node. */
     productImage: Omit<ProductImage, 'archive'>;
-    /** The private registry on 127.0.0.1 holding it (TLS, htpasswd). */
-    registry: Pick<LocalRegistry, 'host' | 'caCert' | 'username' | 'password'>;
+    /** The private registry on 127.0.0.1 holding it (TLS, htpasswd); the node pulls from `nodeHost`. */
+    registry: Pick<LocalRegistry, 'host' | 'caCert' | 'username' | 'password'> & { nodeHost: string };
   }
 }
 
@@ -43,7 +44,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let registry: LocalRegistry | undefined;
   let builder: ImageBuilder | undefined;
   let image: ProductImage | undefined;
-  let publishing: Promise<ProductImage> | undefined;
+  let building: Promise<BuiltImage> | undefined;
   let helm: Promise<string> | undefined;
   const stop = async (): Promise<void> => {
     const results = await Promise.allSettled([
@@ -53,7 +54,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       })(),
       registry?.stop(),
       // A build still running (a start that failed early) writes into the storage: removed after it.
-      Promise.allSettled([publishing]).then(() => builder?.remove()),
+      Promise.allSettled([building]).then(() => builder?.remove()),
       credentials.remove(),
     ]);
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []));
@@ -62,14 +63,16 @@ export default async function setup(project: TestProject): Promise<() => Promise
   try {
     helm = ensureTool('helm');
     helm.catch(() => undefined);
-    registry = await startRegistry(log);
     builder = await createImageBuilder(log);
-    publishing = publishProductImage(builder, registry);
-    publishing.catch(() => undefined);
+    building = builder.buildProductImage();
+    building.catch(() => undefined);
     // workloads: the chart's Deployment gets scheduled and its pods their ServiceAccount tokens.
     plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags, extraControllers: credentials.extraControllers, workloads: true });
     node = await startNode(plane, credentials, { images: ['nodejs'] });
-    image = await publishing;
+    // After the node: the registry's certificate names the node's way to it.
+    registry = await startRegistry(log, { relayFrom: node.network.hostIp });
+    await node.trustRegistry(registry.nodeHost ?? '', registry.caCert);
+    image = await publishProductImage(builder, await building, registry);
     log(`image ${image.repository}:${image.tag}: built in ${image.buildSeconds.toFixed(0)} s, pushed in ${image.pushSeconds.toFixed(0)} s`);
     await node.importImage(image.archive);
   } catch (error) {
@@ -96,7 +99,13 @@ export default async function setup(project: TestProject): Promise<() => Promise
     buildSeconds: image.buildSeconds,
     pushSeconds: image.pushSeconds,
   });
-  project.provide('registry', { host: registry.host, caCert: registry.caCert, username: registry.username, password: registry.password });
+  project.provide('registry', {
+    host: registry.host,
+    nodeHost: registry.nodeHost ?? '',
+    caCert: registry.caCert,
+    username: registry.username,
+    password: registry.password,
+  });
   return async () => {
     try {
       await stop();
