@@ -2,13 +2,13 @@
 // from the Dockerfile, its two replicas scheduled onto the node by kube-scheduler, the API server
 // calling their webhooks through the Service (endpoint routing to a pod's address), and
 // `helm uninstall` keeping the copies.
-import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, type V1Pod } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, expect, inject, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { configMap, distribution, included, rejection, secret } from '../e2e/support/admission.js';
 import { run } from '../e2e/support/tools.js';
-import { NODE_IMAGES } from '../control-plane/index.js';
 import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
+import { percentile, pullingPod, userPod } from './user-pods.js';
 
 const node = inject('node');
 const image = inject('productImage');
@@ -18,6 +18,7 @@ const core = kubeConfig.makeApiClient(CoreV1Api);
 const custom = kubeConfig.makeApiClient(CustomObjectsApi);
 const admission = kubeConfig.makeApiClient(AdmissionregistrationV1Api);
 const coordination = kubeConfig.makeApiClient(CoordinationV1Api);
+const policy = kubeConfig.makeApiClient(PolicyV1Api);
 
 const CHART = 'charts/resource-distributor';
 const RELEASE = 'resource-distributor';
@@ -90,41 +91,6 @@ it('helm install: both replicas Ready on the node, one holds the Lease, the pods
 
 const USER_NAMESPACES = 50;
 
-/** A user's pod: reads the distributed ConfigMap and Secret from volumes, names the distributed pull Secret. */
-function userPod(settings: string, token: string, pull: string): V1Pod {
-  return {
-    metadata: { name: 'app' },
-    spec: {
-      nodeName: node.name,
-      terminationGracePeriodSeconds: 1,
-      automountServiceAccountToken: false,
-      imagePullSecrets: [{ name: pull }],
-      containers: [
-        {
-          name: 'app',
-          image: NODE_IMAGES.busybox,
-          imagePullPolicy: 'Never',
-          command: ['sh', '-c', 'test -s /settings/color && test -s /token/token && exec sleep 3600'],
-          volumeMounts: [
-            { name: 'settings', mountPath: '/settings', readOnly: true },
-            { name: 'token', mountPath: '/token', readOnly: true },
-          ],
-        },
-      ],
-      volumes: [
-        { name: 'settings', configMap: { name: settings } },
-        { name: 'token', secret: { secretName: token } },
-      ],
-    },
-  };
-}
-
-/** The p-th percentile (0-100) of `values`, nearest rank. */
-function percentile(values: readonly number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? Number.NaN;
-}
-
 it(`${USER_NAMESPACES} namespaces created at once, each with a pod mounting a distributed ConfigMap and Secret: all Running, no FailedMount`, async () => {
   const label = { [TEAM_LABEL]: uniqueName('users') };
   const [settings, token, pull] = [uniqueName('settings'), uniqueName('token'), uniqueName('pull')];
@@ -147,7 +113,7 @@ it(`${USER_NAMESPACES} namespaces created at once, each with a pod mounting a di
       const created = Date.now();
       // As a user's manifest does: the namespace, then its pod (once ServiceAccount admission lets it in).
       await createNamespace(core, namespace, label);
-      await core.createNamespacedPod({ namespace, body: userPod(settings, token, pull) });
+      await core.createNamespacedPod({ namespace, body: userPod(node.name, settings, token, pull) });
       await waitForPhase(core, namespace, 'app', 'Running', 300_000);
       return (Date.now() - created) / 1000;
     }),
@@ -163,27 +129,13 @@ it(`${USER_NAMESPACES} namespaces created at once, each with a pod mounting a di
   expect(failures.map((event) => `${event.metadata.namespace ?? ''}: ${event.reason ?? ''} ${event.message ?? ''}`)).toEqual([]);
 }, 360_000);
 
-/** A pod that pulls `image` (never present: `Always`) and runs node in it. */
-function pullingPod(imageName: string): V1Pod {
-  return {
-    metadata: { name: 'app' },
-    spec: {
-      nodeName: node.name,
-      restartPolicy: 'Never',
-      terminationGracePeriodSeconds: 1,
-      automountServiceAccountToken: false,
-      containers: [{ name: 'app', image: imageName, imagePullPolicy: 'Always', command: ['node', '-e', 'console.log("pulled")'] }],
-    },
-  };
-}
-
 it('a private image: without credentials the pull fails (401); with imagePullSecretInjection: MatchingImages a pod without imagePullSecrets, in a namespace created a moment before, pulls it and runs', async () => {
   // The product's image, pushed to the registry, under the address the node reaches it at.
   const privateImage = `${registry.nodeHost}/resource-distributor:${image.tag}`;
   const bare = uniqueName('no-pull-secret');
   namespaces.push(bare);
   await createNamespace(core, bare);
-  await core.createNamespacedPod({ namespace: bare, body: pullingPod(privateImage) });
+  await core.createNamespacedPod({ namespace: bare, body: pullingPod(node.name, privateImage) });
   const refused = await waitFor('the pull refused', async () => {
     const waiting = (await core.readNamespacedPod({ namespace: bare, name: 'app' })).status?.containerStatuses?.[0]?.state?.waiting;
     return waiting?.reason === 'ErrImagePull' || waiting?.reason === 'ImagePullBackOff' ? waiting : undefined;
@@ -204,12 +156,96 @@ it('a private image: without credentials the pull fails (401); with imagePullSec
   namespaces.push(namespace);
   const created = Date.now();
   await createNamespace(core, namespace, label);
-  const pod = await core.createNamespacedPod({ namespace, body: pullingPod(privateImage) });
+  const pod = await core.createNamespacedPod({ namespace, body: pullingPod(node.name, privateImage) });
   expect(pod.spec?.imagePullSecrets).toEqual([{ name: pullSecret }]);
   await waitForPhase(core, namespace, 'app', 'Succeeded', 180_000);
   expect(await core.readNamespacedPodLog({ namespace, name: 'app' })).toBe('pulled\n');
   console.log(`[node tier] private image pulled with the injected Secret: namespace create -> pod Succeeded in ${seconds(created)} s`);
 }, 240_000);
+
+/**
+ * The API server's count of its calls to our webhooks (apiserver_admission_webhook_request_total),
+ * and of those that failed: answered other than 200, or failed open (failurePolicy Ignore).
+ */
+async function webhookCalls(): Promise<{ calls: number; failed: number }> {
+  const { stdout } = await run('kubectl', ['get', '--raw', '/metrics']);
+  const ours = stdout.split('\n').filter((line) => line.includes('.resource-distributor.io"'));
+  const count = (lines: string[]): number => lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
+  const requests = ours.filter((line) => line.startsWith('apiserver_admission_webhook_request_total{'));
+  const failedOpen = ours.filter((line) => line.startsWith('apiserver_admission_webhook_fail_open_count{'));
+  return { calls: count(requests), failed: count(requests.filter((line) => !line.includes('code="200"'))) + count(failedOpen) };
+}
+
+const holderOf = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: RELEASE })).spec?.holderIdentity ?? undefined;
+
+const readyReplicas = async (): Promise<string[] | undefined> => {
+  const pods = (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: SELECTOR })).items.filter(
+    (pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
+  );
+  return pods.length === 2 ? pods.map((pod) => pod.metadata?.name ?? '') : undefined;
+};
+
+it('the leader pod deleted while namespaces keep arriving: another replica takes the Lease, no failed admission, every copy present', async () => {
+  const label = { [TEAM_LABEL]: uniqueName('arrivals') };
+  const name = uniqueName('arrival-token');
+  distributions.push(name);
+  await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, secret(name), { namespaceLabelSelector: { matchLabels: label } }) });
+  await waitFor('both replicas Ready', readyReplicas, 120_000);
+  const before = await webhookCalls();
+  const leader = await holderOf();
+
+  const arrived: string[] = [];
+  let arriving = true;
+  const arrivals = (async () => {
+    while (arriving) {
+      const namespace = uniqueName('arrival');
+      arrived.push(namespace);
+      // Each create passes the namespace webhook; a failure would reject it here.
+      await core.createNamespace({ body: { metadata: { name: namespace, labels: label } } });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+  })();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const deleted = Date.now();
+    await core.deleteNamespacedPod({ namespace: NAMESPACE, name: leader ?? '' });
+    const next = await waitFor('another replica holds the Lease', async () => {
+      const holder = await holderOf();
+      return holder && holder !== leader ? holder : undefined;
+    }, 90_000);
+    console.log(`[node tier] leader ${String(leader)} deleted: ${next} holds the Lease ${seconds(deleted)} s later`);
+    await waitFor('the replacement replica Ready', readyReplicas, 120_000);
+  } finally {
+    arriving = false;
+    await arrivals;
+    namespaces.push(...arrived);
+  }
+  const missing = async (): Promise<string[]> =>
+    (await Promise.all(arrived.map((namespace) => core.readNamespacedSecret({ namespace, name }).then(() => '', () => namespace)))).filter(Boolean);
+  await waitFor('every copy', async () => ((await missing()).length === 0 ? true : undefined), 60_000, () => `${String(arrived.length)} namespaces`);
+  const after = await webhookCalls();
+  // Every namespace create called the namespace webhook: the count is real, and none failed.
+  expect(after.calls - before.calls).toBeGreaterThanOrEqual(arrived.length);
+  expect(after.failed - before.failed).toBe(0);
+  console.log(
+    `[node tier] ${String(arrived.length)} namespaces created across the failover: every copy present; ` +
+      `${String(after.calls - before.calls)} webhook calls, ${String(after.failed - before.failed)} failed`,
+  );
+}, 300_000);
+
+it('an eviction of one replica is allowed, of the other right after refused: the PodDisruptionBudget keeps one', async () => {
+  const [first = '', second = ''] = await waitFor('both replicas Ready', readyReplicas, 120_000);
+  await waitFor('the budget allows one disruption', async () => {
+    const budget = await policy.readNamespacedPodDisruptionBudget({ namespace: NAMESPACE, name: RELEASE });
+    return budget.status?.disruptionsAllowed === 1 ? true : undefined;
+  });
+  const evict = (name: string): Promise<unknown> => core.createNamespacedPodEviction({ namespace: NAMESPACE, name, body: { metadata: { name, namespace: NAMESPACE } } });
+  await evict(first);
+  const refused = await rejection(evict(second));
+  expect(refused.code).toBe(429);
+  expect(refused.message).toMatch(/disruption budget/);
+  await waitFor('both replicas Ready again', readyReplicas, 120_000);
+}, 300_000);
 
 it('a namespace created after the distribution gets its copy; helm uninstall keeps it', async () => {
   await custom.createClusterCustomObject({

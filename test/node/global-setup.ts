@@ -45,7 +45,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let builder: ImageBuilder | undefined;
   let image: ProductImage | undefined;
   let building: Promise<BuiltImage> | undefined;
-  let helm: Promise<string> | undefined;
+  let tools: Promise<{ helm: string; kubectl: string }> | undefined;
   const stop = async (): Promise<void> => {
     const results = await Promise.allSettled([
       (async () => {
@@ -61,8 +61,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (failures.length > 0) throw new Error(failures.join('\n'));
   };
   try {
-    helm = ensureTool('helm');
-    helm.catch(() => undefined);
+    // One after the other: each is a Go build on a fresh machine.
+    tools = ensureTool('helm').then(async (helm) => ({ helm, kubectl: await ensureTool('kubectl') }));
+    tools.catch(() => undefined);
     builder = await createImageBuilder(log);
     building = builder.buildProductImage();
     building.catch(() => undefined);
@@ -87,9 +88,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     kubeletClientCaFile: credentials.kubeletClientCaFile,
   });
   project.provide('node', { name: node.name, network: node.network, images: node.images });
-  // What test/e2e/support/tools.ts runs helm with.
+  // What test/e2e/support/tools.ts runs helm and kubectl with.
   project.provide('kubeconfigPath', plane.kubeconfigPath);
-  project.provide('tools', { helm: await helm });
+  project.provide('tools', await tools);
   project.provide('productImage', {
     name: image.name,
     repository: image.repository,
