@@ -2,6 +2,7 @@
 // from the Dockerfile, its two replicas scheduled onto the node by kube-scheduler, the API server
 // calling their webhooks through the Service (endpoint routing to a pod's address), and
 // `helm uninstall` keeping the copies.
+import { readdir, readFile } from 'node:fs/promises';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, expect, inject, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
@@ -178,6 +179,16 @@ async function webhookCalls(): Promise<{ calls: number; failed: number }> {
 
 const holderOf = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: RELEASE })).spec?.holderIdentity ?? undefined;
 
+/** The pid (on the machine) of the product's process in the pod with `uid` (the kubelet's cgroup `pod<uid>`). */
+async function productProcessOf(uid: string): Promise<number> {
+  for (const entry of await readdir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const [cgroup, cmdline] = await Promise.all([readFile(`/proc/${entry}/cgroup`, 'utf8'), readFile(`/proc/${entry}/cmdline`, 'utf8')]).catch(() => ['', '']);
+    if (cgroup.includes(`pod${uid}`) && cmdline.includes('dist/main.js')) return Number(entry);
+  }
+  throw new Error(`no process of pod ${uid} runs dist/main.js`);
+}
+
 const readyReplicas = async (): Promise<string[] | undefined> => {
   const pods = (await core.listNamespacedPod({ namespace: NAMESPACE, labelSelector: SELECTOR })).items.filter(
     (pod) => !pod.metadata?.deletionTimestamp && pod.status?.conditions?.some((condition) => condition.type === 'Ready' && condition.status === 'True'),
@@ -185,15 +196,18 @@ const readyReplicas = async (): Promise<string[] | undefined> => {
   return pods.length === 2 ? pods.map((pod) => pod.metadata?.name ?? '') : undefined;
 };
 
-it('the leader pod deleted while namespaces keep arriving: another replica takes the Lease, no failed admission, every copy present', async () => {
+/**
+ * Creates a labelled namespace every 200 ms while `disrupt` runs (from 2 s after the first), with a
+ * distribution targeting them; then expects every copy present and, of the API server's calls to
+ * our webhooks meanwhile, none failed (or failed open). Returns how many namespaces arrived.
+ */
+async function acrossArrivals(disrupt: () => Promise<void>): Promise<{ namespaces: number; calls: number }> {
   const label = { [TEAM_LABEL]: uniqueName('arrivals') };
   const name = uniqueName('arrival-token');
   distributions.push(name);
   await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, secret(name), { namespaceLabelSelector: { matchLabels: label } }) });
   await waitFor('both replicas Ready', readyReplicas, 120_000);
   const before = await webhookCalls();
-  const leader = await holderOf();
-
   const arrived: string[] = [];
   let arriving = true;
   const arrivals = (async () => {
@@ -207,14 +221,7 @@ it('the leader pod deleted while namespaces keep arriving: another replica takes
   })();
   try {
     await new Promise((resolve) => setTimeout(resolve, 2_000));
-    const deleted = Date.now();
-    await core.deleteNamespacedPod({ namespace: NAMESPACE, name: leader ?? '' });
-    const next = await waitFor('another replica holds the Lease', async () => {
-      const holder = await holderOf();
-      return holder && holder !== leader ? holder : undefined;
-    }, 90_000);
-    console.log(`[node tier] leader ${String(leader)} deleted: ${next} holds the Lease ${seconds(deleted)} s later`);
-    await waitFor('the replacement replica Ready', readyReplicas, 120_000);
+    await disrupt();
   } finally {
     arriving = false;
     await arrivals;
@@ -227,10 +234,43 @@ it('the leader pod deleted while namespaces keep arriving: another replica takes
   // Every namespace create called the namespace webhook: the count is real, and none failed.
   expect(after.calls - before.calls).toBeGreaterThanOrEqual(arrived.length);
   expect(after.failed - before.failed).toBe(0);
-  console.log(
-    `[node tier] ${String(arrived.length)} namespaces created across the failover: every copy present; ` +
-      `${String(after.calls - before.calls)} webhook calls, ${String(after.failed - before.failed)} failed`,
-  );
+  return { namespaces: arrived.length, calls: after.calls - before.calls };
+}
+
+it('the leader pod deleted while namespaces keep arriving: another replica takes the Lease, no failed admission, every copy present', async () => {
+  const { namespaces: arrived, calls } = await acrossArrivals(async () => {
+    const leader = await holderOf();
+    const deleted = Date.now();
+    await core.deleteNamespacedPod({ namespace: NAMESPACE, name: leader ?? '' });
+    const next = await waitFor('another replica holds the Lease', async () => {
+      const holder = await holderOf();
+      return holder && holder !== leader ? holder : undefined;
+    }, 90_000);
+    console.log(`[node tier] leader ${String(leader)} deleted: ${next} holds the Lease ${seconds(deleted)} s later`);
+    await waitFor('the replacement replica Ready', readyReplicas, 120_000);
+  });
+  console.log(`[node tier] ${String(arrived)} namespaces created across the failover: every copy present; ${String(calls)} webhook calls, 0 failed`);
+}, 300_000);
+
+it('the leader process killed with SIGKILL (as by the OOM killer) while namespaces keep arriving: the Lease is renewed again, no failed admission, every copy present', async () => {
+  const { namespaces: arrived, calls } = await acrossArrivals(async () => {
+    const leader = await holderOf();
+    const pod = await core.readNamespacedPod({ namespace: NAMESPACE, name: leader ?? '' });
+    const killed = Date.now();
+    // The node's processes are the machine's too: the container's is in the pod's cgroup.
+    process.kill(await productProcessOf(pod.metadata?.uid ?? ''), 'SIGKILL');
+    const renewed = await waitFor('the Lease renewed after the kill', async () => {
+      const lease = await coordination.readNamespacedLease({ namespace: NAMESPACE, name: RELEASE });
+      const renewTime = lease.spec?.renewTime ? new Date(lease.spec.renewTime).getTime() : 0;
+      return renewTime > killed + 1_000 ? lease.spec?.holderIdentity ?? '' : undefined;
+    }, 90_000);
+    console.log(`[node tier] leader ${String(leader)} killed: the Lease renewed by ${renewed} ${seconds(killed)} s later`);
+    await waitFor('both replicas Ready again', readyReplicas, 120_000);
+    // The kubelet restarted the killed container in place.
+    const restarted = await core.readNamespacedPod({ namespace: NAMESPACE, name: leader ?? '' });
+    expect(restarted.status?.containerStatuses?.[0]?.restartCount).toBe(1);
+  });
+  console.log(`[node tier] ${String(arrived)} namespaces created across the SIGKILL: every copy present; ${String(calls)} webhook calls, 0 failed`);
 }, 300_000);
 
 it('an eviction of one replica is allowed, of the other right after refused: the PodDisruptionBudget keeps one', async () => {
