@@ -1,8 +1,12 @@
 # syntax=docker/dockerfile:1
 # Build: docker build -t <registry>/resource-distributor:0.1.0 .
 # .dockerignore lets in only the package files, src/ (without tests) and the CRD.
+# BASE_IMAGE: another Node.js 20 image with the same layout (node and npm under /usr/local, a
+# "node" user with uid 1000), e.g. one from your own registry:
+#   docker build --build-arg BASE_IMAGE=<registry>/node:20-alpine -t ... .
+ARG BASE_IMAGE=node:20-alpine
 
-FROM node:20-alpine AS build
+FROM ${BASE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -11,12 +15,12 @@ COPY src ./src
 RUN npm run build
 
 # Production dependencies only; no install scripts run (none of them needs one).
-FROM node:20-alpine AS dependencies
+FROM ${BASE_IMAGE} AS dependencies
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund
 
-FROM node:20-alpine AS runtime
+FROM ${BASE_IMAGE} AS runtime
 ENV NODE_ENV=production
 # The process needs node only: no package managers in the image.
 RUN rm -rf /usr/local/lib/node_modules /usr/local/bin/npm /usr/local/bin/npx /usr/local/bin/corepack /usr/local/bin/yarn /usr/local/bin/yarnpkg /opt/yarn-*

@@ -208,8 +208,8 @@ export async function ensureBenchProgram(name: BenchProgram, options: EnsureBina
   return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
 
-/** Kubernetes servers beyond the control plane's own (the node tier's kubelet), same version as the API server. */
-export type KubernetesServer = 'kubelet';
+/** Kubernetes servers beyond the control plane's own (the node tier's kubelet and scheduler), same version as the API server. */
+export type KubernetesServer = 'kubelet' | 'kube-scheduler';
 
 /** Returns the path of `name` built from this module (file `<name>-<version>`); its own lock, like the tools. */
 export async function ensureKubernetesServer(name: KubernetesServer, options: EnsureBinariesOptions = {}): Promise<string> {

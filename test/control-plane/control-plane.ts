@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, type BinaryPaths } from './binaries.js';
+import { ensureBinaries, ensureKubernetesServer, type BinaryPaths } from './binaries.js';
 import { registerTeardown } from './exit-hooks.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { freePorts, httpGet, waitUntilReady, type TlsClient } from './network.js';
 import { WEBHOOK_CLIENT_NAME, writeControlPlanePki } from './pki.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { admissionConfigFiles, apiserverArgs, controllerManagerArgs, etcdArgs, type Ports } from './server-args.js';
+import { admissionConfigFiles, apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs, type Ports } from './server-args.js';
 
 export interface ControlPlane {
   kubeconfigPath: string;
@@ -58,7 +58,26 @@ export interface StartControlPlaneOptions {
   apiserverFlags?: readonly string[];
   /** kube-controller-manager controllers to run besides the defaults (e.g. `endpointslice-controller` for a node tier). */
   extraControllers?: readonly string[];
+  /**
+   * What Deployments' pods need to run on a node: ServiceAccount admission (each pod gets its
+   * token volume; a namespace's pods wait for its `default` ServiceAccount) with the controllers
+   * that create those ServiceAccounts and publish the root CA, the Deployment, ReplicaSet and
+   * disruption controllers, the node lifecycle controller, and kube-scheduler (built like the kubelet, from the same module).
+   */
+  workloads?: boolean;
 }
+
+/** The controllers `workloads` adds. */
+// node-lifecycle-controller: a kubelet registers its node tainted not-ready; the controller lifts the
+// taint once the node is Ready, and only then does the scheduler place pods there.
+const WORKLOAD_CONTROLLERS = [
+  'serviceaccount-controller',
+  'root-ca-cert-publisher',
+  'deployment-controller',
+  'replicaset-controller',
+  'disruption-controller',
+  'node-lifecycle-controller',
+];
 
 const ATTEMPTS = 3;
 
@@ -151,7 +170,7 @@ async function boot(
     'kube-apiserver': {
       name: 'kube-apiserver',
       command: binaries.kubeApiserver,
-      args: [...apiserverArgs(dir, ports, pki), ...(options.apiserverFlags ?? [])],
+      args: [...apiserverArgs(dir, ports, pki, { serviceAccountAdmission: options.workloads ?? false }), ...(options.apiserverFlags ?? [])],
       ready: async (child) => {
         await waitUntilReady(child, '/readyz', async () => (await httpGet(`${serverUrl}/readyz`, tls))?.status === 200, timeout);
         await waitUntilReady(
@@ -172,9 +191,14 @@ async function boot(
   kubeConfig.loadFromString(await readFile(kubeconfigPath, 'utf8'));
   await options.beforeControllerManager?.(kubeConfig);
 
-  const controllerManager = startProcess('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(kubeconfigPath, options.extraControllers), dir);
+  const controllers = [...(options.workloads ? WORKLOAD_CONTROLLERS : []), ...(options.extraControllers ?? [])];
+  const controllerManager = startProcess('kube-controller-manager', binaries.kubeControllerManager, controllerManagerArgs(kubeconfigPath, controllers, pki.files.caCert), dir);
   processes.push(controllerManager);
   await waitForControllers(controllerManager, timeout);
+  if (options.workloads) {
+    const scheduler = await ensureKubernetesServer('kube-scheduler', { log: options.log });
+    processes.push(startProcess('kube-scheduler', scheduler, schedulerArgs(kubeconfigPath), dir));
+  }
 
   const restart = async (server: RestartableServer, restartOptions: RestartOptions = {}): Promise<void> => {
     const index = processes.findIndex((child) => child.name === server && !child.hasExited());

@@ -8,3 +8,7 @@ export { NODE_IMAGES, type NodeImage } from './node-images.js';
 export type { NodeNetwork } from './node-network.js';
 export { NODE_PACKAGES } from './node-packages.js';
 export { ensureKubernetesServer, type KubernetesServer } from './binaries.js';
+export { createImageBuilder, type BuiltImage, type ImageBuilder } from './image-build.js';
+export { startRegistry, type LocalRegistry } from './image-registry.js';
+export { publishProductImage, type ProductImage } from './product-image.js';
+export { httpGet } from './network.js';

@@ -34,15 +34,16 @@ export async function freePorts(count: number): Promise<number[]> {
 
 export interface TlsClient {
   ca: string;
-  cert: string;
-  key: string;
+  /** A client certificate and its key, when the server asks for one. */
+  cert?: string;
+  key?: string;
 }
 
 /** GET `url`; resolves to the status and body, or undefined when nothing answered. */
-export function httpGet(url: string, tls?: TlsClient): Promise<{ status: number; body: string } | undefined> {
+export function httpGet(url: string, tls?: TlsClient, headers: Record<string, string> = {}): Promise<{ status: number; body: string } | undefined> {
   return new Promise((resolve) => {
     const request = url.startsWith('https:') ? httpsRequest : httpRequest;
-    const req = request(url, { method: 'GET', timeout: 5_000, ...tls }, (res) => {
+    const req = request(url, { method: 'GET', timeout: 5_000, headers, ...tls }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));

@@ -20,6 +20,8 @@ export interface NodePaths {
   runcRoot: string;
   cniConfDir: string;
   cniIpamDir: string;
+  /** containerd's registry hosts (`<host:port>/hosts.toml`), read at each pull. */
+  registryHosts: string;
   kubeletConfig: string;
   kubeletKubeconfig: string;
   kubeletRoot: string;
@@ -46,6 +48,7 @@ export function nodePaths(dir: string): NodePaths {
     containerdSocket: join(containerd, 'containerd.sock'),
     runcRoot: join(containerd, 'runc'),
     cniConfDir: join(dir, 'cni', 'net.d'),
+    registryHosts: join(containerd, 'certs.d'),
     cniIpamDir: join(dir, 'cni', 'ipam'),
     kubeletConfig: join(kubelet, 'config.yaml'),
     kubeletKubeconfig: join(kubelet, 'kubeconfig'),
@@ -132,11 +135,18 @@ export function containerdConfig(paths: NodePaths): string {
     `      [${cri}.containerd.runtimes.runc.options]`,
     '        SystemdCgroup = false',
     `        Root = "${paths.runcRoot}"`,
+    `  [${cri}.registry]`,
+    `    config_path = "${paths.registryHosts}"`,
     `  [${cri}.cni]`,
     `    bin_dir = "${NODE_COMMANDS.cniBinDir}"`,
     `    conf_dir = "${paths.cniConfDir}"`,
     '',
   ].join('\n');
+}
+
+/** How containerd reaches registry `host` (host:port, HTTPS): trusting `caFile`, for pulls only. */
+export function registryHostsToml(host: string, caFile: string): string {
+  return [`server = "https://${host}"`, `[host."https://${host}"]`, '  capabilities = ["pull", "resolve"]', `  ca = "${caFile}"`, ''].join('\n');
 }
 
 /** bridge + host-local in the node's network namespace; containerd adds loopback itself. No masquerading: nothing leaves the machine. */

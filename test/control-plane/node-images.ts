@@ -1,14 +1,12 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFile, mkdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { copyFile, mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { addMachineNode, addNodeBase } from './machine-node.js';
 import { NODE_COMMANDS } from './node-packages.js';
 
 const run = promisify(execFile);
-
-/** The machine's Node.js (Debian's or NodeSource's nodejs package). */
-const NODE_BINARY = '/usr/bin/node';
 
 /**
  * The images a node can have, made on the machine (no registry is reachable): one layer holding
@@ -22,6 +20,11 @@ export const NODE_IMAGES = {
   busybox: 'localhost/rd-node/busybox:1',
   /** busybox plus /usr/bin/node (the machine's Node.js), for test servers written in JavaScript. */
   nodejs: 'localhost/rd-node/nodejs:1',
+  /**
+   * What the Dockerfile's BASE_IMAGE (node:20-alpine) gives a build, made from the machine's
+   * Node.js: node and npm under /usr/local, the users root and node (1000), the CA bundle.
+   */
+  nodeBase: 'localhost/rd-node/node-base:20',
 } as const;
 
 export type NodeImage = keyof typeof NODE_IMAGES;
@@ -33,6 +36,15 @@ const IMAGE_CMD: Record<NodeImage, string[]> = {
   pause: ['/bin/sleep', '2147483647'],
   busybox: ['/bin/sh'],
   nodejs: ['/usr/bin/node'],
+  nodeBase: ['node'],
+};
+
+const IMAGE_ENV: Record<NodeImage, string[]> = {
+  pause: ['PATH=/usr/bin:/bin'],
+  busybox: ['PATH=/usr/bin:/bin'],
+  nodejs: ['PATH=/usr/bin:/bin'],
+  // Node.js trusts the bundle besides its own roots (npm ci in the build stages needs it).
+  nodeBase: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt'],
 };
 
 // Same bytes for the same input: no timestamps or owners from the machine.
@@ -53,21 +65,16 @@ async function writeBlob(layout: string, data: Buffer | string): Promise<Blob> {
   return { digest, size: Buffer.byteLength(data) };
 }
 
-/** The files `binary` loads (ldd's answer): its interpreter and shared libraries, as absolute paths. */
-async function sharedLibraries(binary: string): Promise<string[]> {
-  const { stdout } = await run('ldd', [binary]);
-  return [...stdout.matchAll(/(?:=>\s*)?(\/\S+)\s+\(0x/g)].map((match) => match[1] ?? '').filter(Boolean);
-}
+/** What each image holds besides busybox. */
+const EXTRAS: Record<NodeImage, ((rootfs: string) => Promise<void>) | undefined> = {
+  pause: undefined,
+  busybox: undefined,
+  nodejs: (rootfs) => addMachineNode(rootfs),
+  nodeBase: addNodeBase,
+};
 
-async function copyInto(rootfs: string, file: string): Promise<void> {
-  const target = join(rootfs, file);
-  await mkdir(dirname(target), { recursive: true });
-  // copyFile follows links: the image holds the library under the name the binary asks for.
-  await copyFile(file, target);
-}
-
-/** A root file system as an uncompressed tar layer: busybox, and `node` with its libraries if asked. */
-async function rootfsLayer(workDir: string, name: string, withNode: boolean): Promise<Buffer> {
+/** A root file system as an uncompressed tar layer: busybox, and the image's extras. */
+async function rootfsLayer(workDir: string, name: string, extras: ((rootfs: string) => Promise<void>) | undefined): Promise<Buffer> {
   const rootfs = join(workDir, `${name}-rootfs`);
   await mkdir(join(rootfs, 'bin'), { recursive: true });
   await mkdir(join(rootfs, 'tmp'));
@@ -75,11 +82,7 @@ async function rootfsLayer(workDir: string, name: string, withNode: boolean): Pr
   const { stdout } = await run(NODE_COMMANDS.busybox, ['--list']);
   const applets = stdout.split('\n').filter((applet) => applet && applet !== 'busybox');
   await Promise.all(applets.map((applet) => symlink('busybox', join(rootfs, 'bin', applet))));
-  if (withNode) {
-    const node = await realpath(NODE_BINARY);
-    for (const file of [node, ...(await sharedLibraries(node))]) await copyInto(rootfs, file);
-    if (node !== NODE_BINARY) await copyInto(rootfs, NODE_BINARY);
-  }
+  await extras?.(rootfs);
   const layerPath = join(workDir, `${name}-layer.tar`);
   await run('tar', [...DETERMINISTIC_TAR, '-cf', layerPath, '-C', rootfs, '.']);
   await rm(rootfs, { recursive: true });
@@ -100,7 +103,7 @@ async function writeOciArchive(workDir: string, image: NodeImage, layer: Buffer,
     JSON.stringify({
       architecture: 'amd64',
       os: 'linux',
-      config: { Cmd: IMAGE_CMD[image], Env: ['PATH=/usr/bin:/bin'], WorkingDir: '/' },
+      config: { Cmd: IMAGE_CMD[image], Env: IMAGE_ENV[image], WorkingDir: '/' },
       rootfs: { type: 'layers', diff_ids: [layerBlobDiffId] },
     }),
   );
@@ -140,9 +143,11 @@ async function writeOciArchive(workDir: string, image: NodeImage, layer: Buffer,
 export async function writeNodeImages(dir: string, images: readonly NodeImage[] = DEFAULT_NODE_IMAGES): Promise<Partial<Record<NodeImage, string>>> {
   await mkdir(dir, { recursive: true });
   const archives: Partial<Record<NodeImage, string>> = {};
-  const busybox = images.some((image) => image !== 'nodejs') ? await rootfsLayer(dir, 'busybox', false) : undefined;
+  // pause and busybox share one layer.
+  const busybox = images.some((image) => !EXTRAS[image]) ? await rootfsLayer(dir, 'busybox', undefined) : undefined;
   for (const image of images) {
-    const layer = image === 'nodejs' ? await rootfsLayer(dir, 'nodejs', true) : busybox;
+    const extras = EXTRAS[image];
+    const layer = extras ? await rootfsLayer(dir, image, extras) : busybox;
     if (!layer) continue;
     archives[image] = await writeOciArchive(dir, image, layer, sha256(layer));
   }

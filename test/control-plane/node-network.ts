@@ -131,3 +131,16 @@ export async function startRelay(listenIp: string, targetPort: number): Promise<
       }),
   };
 }
+
+/**
+ * In-cluster clients (the product's pods) dial the `kubernetes` Service, `serviceIp`:443. With no
+ * kube-proxy, one DNAT rule in the node's network namespace does what kube-proxy would for that
+ * Service: to the relay on the machine end of the link (the API server's certificate names the
+ * ClusterIP). PREROUTING for pods' traffic, OUTPUT for the node's own processes. The rule lives
+ * in the node's namespace and goes with it.
+ */
+export async function routeKubernetesService(inNode: readonly string[], iptables: string, serviceIp: string, relayUrl: string): Promise<void> {
+  const relay = new URL(relayUrl);
+  const rule = ['-d', `${serviceIp}/32`, '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', `${relay.hostname}:${relay.port}`];
+  for (const chain of ['PREROUTING', 'OUTPUT']) await run('nsenter', [...inNode, iptables, '-w', '-t', 'nat', '-A', chain, ...rule]);
+}

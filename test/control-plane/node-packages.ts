@@ -7,9 +7,10 @@ const run = promisify(execFile);
 /**
  * The Debian packages a node runs on: the container runtime (containerd, its runc shim and ctr),
  * the OCI runtime, the CNI plugins (bridge, host-local, loopback), a static busybox (the only
- * binary of the pause and test images) and the tools that build the node's namespaces.
+ * binary of the pause and test images), the tools that build the node's namespaces and iptables
+ * (the route to the `kubernetes` Service in the node's network namespace).
  */
-export const NODE_PACKAGES = ['containerd', 'runc', 'containernetworking-plugins', 'busybox-static', 'iproute2', 'util-linux'] as const;
+export const NODE_PACKAGES = ['containerd', 'runc', 'containernetworking-plugins', 'busybox-static', 'iproute2', 'util-linux', 'iptables'] as const;
 
 /** Where the node finds what those packages install. */
 export const NODE_COMMANDS = {
@@ -19,13 +20,36 @@ export const NODE_COMMANDS = {
   runc: '/usr/sbin/runc',
   busybox: '/bin/busybox',
   cniBinDir: '/usr/lib/cni',
+  iptables: '/usr/sbin/iptables',
 } as const;
 
 const CNI_PLUGINS = ['bridge', 'host-local', 'loopback'] as const;
 
-async function missingPackages(): Promise<string[]> {
+/** A set of Debian packages something on the node tier needs, and the files that prove them there. */
+export interface DebianPackages {
+  /** Whose packages, for messages: "the node's", "the image build's". */
+  owner: string;
+  packages: readonly string[];
+  files: readonly string[];
+}
+
+const NODE: DebianPackages = {
+  owner: "the node's",
+  packages: NODE_PACKAGES,
+  files: [
+    NODE_COMMANDS.containerd,
+    NODE_COMMANDS.shim,
+    NODE_COMMANDS.ctr,
+    NODE_COMMANDS.runc,
+    NODE_COMMANDS.busybox,
+    NODE_COMMANDS.iptables,
+    ...CNI_PLUGINS.map((plugin) => `${NODE_COMMANDS.cniBinDir}/${plugin}`),
+  ],
+};
+
+async function missingPackages(packages: readonly string[]): Promise<string[]> {
   // dpkg-query exits non-zero when one is unknown, but still prints the others.
-  const { stdout } = await run('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...NODE_PACKAGES]).catch(
+  const { stdout } = await run('dpkg-query', ['-W', '-f', '${Package} ${db:Status-Status}\\n', ...packages]).catch(
     (error: { stdout?: string }) => ({ stdout: error.stdout ?? '' }),
   );
   const installed = new Set(
@@ -35,18 +59,10 @@ async function missingPackages(): Promise<string[]> {
       .filter(([, status]) => status === 'installed')
       .map(([name]) => name),
   );
-  return NODE_PACKAGES.filter((name) => !installed.has(name));
+  return packages.filter((name) => !installed.has(name));
 }
 
-async function missingFiles(): Promise<string[]> {
-  const files = [
-    NODE_COMMANDS.containerd,
-    NODE_COMMANDS.shim,
-    NODE_COMMANDS.ctr,
-    NODE_COMMANDS.runc,
-    NODE_COMMANDS.busybox,
-    ...CNI_PLUGINS.map((plugin) => `${NODE_COMMANDS.cniBinDir}/${plugin}`),
-  ];
+async function missingFiles(files: readonly string[]): Promise<string[]> {
   const present = await Promise.all(files.map((file) => access(file, constants.X_OK).then(() => true, () => false)));
   return files.filter((_, i) => !present[i]);
 }
@@ -59,18 +75,19 @@ async function aptGet(args: readonly string[]): Promise<void> {
 }
 
 /**
- * Installs the node's Debian packages when some are missing (as root, with apt-get; `apt-get
- * update` only when the first attempt fails), saying which; fails with the list when it cannot.
+ * Installs `wanted.packages` when some are missing (as root, with apt-get; `apt-get update` only
+ * when the first attempt fails), saying which; fails with the list when it cannot.
  */
-export async function ensureNodePackages(log: (line: string) => void): Promise<void> {
-  const missing = await missingPackages();
+export async function ensureDebianPackages(wanted: DebianPackages, log: (line: string) => void): Promise<void> {
+  const { owner, packages } = wanted;
+  const missing = await missingPackages(packages);
   if (missing.length > 0) {
     const command = `apt-get install -y --no-install-recommends ${missing.join(' ')}`;
     if (process.getuid?.() !== 0) {
-      throw new Error(`the node needs the Debian packages ${missing.join(', ')}; install them as root: ${command}`);
+      throw new Error(`${owner} Debian packages ${missing.join(', ')} are missing; install them as root: ${command}`);
     }
     const started = Date.now();
-    log(`installing the node's Debian packages ${missing.join(', ')} (${command})`);
+    log(`installing ${owner} Debian packages ${missing.join(', ')} (${command})`);
     try {
       await aptGet(['install', '-y', '--no-install-recommends', ...missing]);
     } catch {
@@ -80,13 +97,18 @@ export async function ensureNodePackages(log: (line: string) => void): Promise<v
         await aptGet(['install', '-y', '--no-install-recommends', ...missing]);
       } catch (error) {
         const stderr = (error as { stderr?: string }).stderr ?? String(error);
-        throw new Error(`cannot install the node's Debian packages (${command}):\n${stderr.slice(-2_000)}`, { cause: error });
+        throw new Error(`cannot install ${owner} Debian packages (${command}):\n${stderr.slice(-2_000)}`, { cause: error });
       }
     }
     log(`installed ${missing.join(', ')} in ${Math.round((Date.now() - started) / 1000)} s`);
   }
-  const absent = await missingFiles();
+  const absent = await missingFiles(wanted.files);
   if (absent.length > 0) {
-    throw new Error(`the node's packages (${NODE_PACKAGES.join(', ')}) are installed but these files are missing: ${absent.join(', ')}`);
+    throw new Error(`${owner} packages (${packages.join(', ')}) are installed but these files are missing: ${absent.join(', ')}`);
   }
+}
+
+/** The node's packages (NODE_PACKAGES). */
+export function ensureNodePackages(log: (line: string) => void): Promise<void> {
+  return ensureDebianPackages(NODE, log);
 }

@@ -18,12 +18,22 @@ import {
   kubeletConfig,
   kubeletKubeconfig,
   nodePaths,
+  registryHostsToml,
   type NodePaths,
 } from './node-config.js';
 import { DEFAULT_NODE_IMAGES, NODE_IMAGES, writeNodeImages, type NodeImage } from './node-images.js';
-import { chooseNodeNetwork, connectNodeNetwork, deleteLink, linkExists, startRelay, type NodeNetwork, type Relay } from './node-network.js';
+import {
+  chooseNodeNetwork,
+  connectNodeNetwork,
+  deleteLink,
+  linkExists,
+  routeKubernetesService,
+  startRelay,
+  type NodeNetwork,
+  type Relay,
+} from './node-network.js';
 import { NODE_COMMANDS, ensureNodePackages } from './node-packages.js';
-import { createCertificateAuthority, issueClientCert } from './pki.js';
+import { KUBERNETES_SERVICE_IP, createCertificateAuthority, issueClientCert } from './pki.js';
 import { startProcess, type ManagedProcess } from './processes.js';
 
 const run = promisify(execFile);
@@ -113,6 +123,10 @@ export interface LocalNode {
   images: Partial<Record<NodeImage, string>>;
   /** containerd's socket, for `ctr`/CRI calls made inside the node's namespaces (see `exec`). */
   containerdSocket: string;
+  /** Imports an image archive (OCI or docker) into containerd's CRI namespace: its image is then present for pods. */
+  importImage(archive: string): Promise<void>;
+  /** Lets the node's containerd pull from registry `host` (host:port, HTTPS with a certificate of `caCert`). */
+  trustRegistry(host: string, caCert: string): Promise<void>;
   /** Runs a command inside the node's mount, network and pid namespaces; resolves to its stdout. */
   exec(command: string, args: readonly string[]): Promise<string>;
   /**
@@ -237,7 +251,7 @@ function isReady(node: V1Node | undefined): boolean {
 }
 
 async function prepareFiles(paths: NodePaths, cgroupRoot: string): Promise<void> {
-  for (const dir of [paths.run, paths.varLog, paths.sysctl, paths.cniConfDir, paths.cniIpamDir, paths.containerdRoot, paths.containerdState, paths.kubeletRoot, paths.kubeletCertDir, paths.podLogs]) {
+  for (const dir of [paths.run, paths.varLog, paths.sysctl, paths.cniConfDir, paths.cniIpamDir, paths.registryHosts, paths.containerdRoot, paths.containerdState, paths.kubeletRoot, paths.kubeletCertDir, paths.podLogs]) {
     await mkdir(dir, { recursive: true });
   }
   await Promise.all([
@@ -380,9 +394,14 @@ async function startContainerd(running: RunningNode, pid1: number, images: Promi
   const inNode = enterNode(pid1);
   const containerd = startProcess('containerd', 'nsenter', [...inNode, NODE_COMMANDS.containerd, '--config', paths.containerdConfig], running.dir);
   running.processes.push(containerd);
-  const ctr = (args: readonly string[]) => run('nsenter', [...inNode, NODE_COMMANDS.ctr, '--address', paths.containerdSocket, '--namespace', 'k8s.io', ...args]);
+  const ctr = ctrIn(pid1, paths);
   await waitUntilReady(containerd, 'its socket answers', () => ctr(['version']).then(() => true, () => false), 30_000);
   for (const archive of Object.values(await images)) if (archive) await ctr(['images', 'import', archive]);
+}
+
+/** `ctr` inside the node, on its containerd's socket and CRI namespace (k8s.io). */
+function ctrIn(pid1: number, paths: NodePaths): (args: readonly string[]) => Promise<{ stdout: string }> {
+  return (args) => run('nsenter', [...enterNode(pid1), NODE_COMMANDS.ctr, '--address', paths.containerdSocket, '--namespace', 'k8s.io', ...args]);
 }
 
 /** The kubelet's credentials (a client certificate of the plane's CA for system:node:<name>), its RBAC grant, and the relay to the API server. */
@@ -410,6 +429,7 @@ async function boot(
   await writeFile(join(paths.cniConfDir, '10-rd-node.conflist'), cniConfig(paths, network));
   await startContainerd(running, pid1, images);
   await prepareKubeletAccess(running, plane, network);
+  await routeKubernetesService(enterNode(pid1), NODE_COMMANDS.iptables, KUBERNETES_SERVICE_IP, running.relay?.url ?? '');
 
   const cgroupRoot = trace.cgroupRoot ?? '';
   await createCgroupRoot(cgroupRoot);
@@ -434,6 +454,15 @@ async function boot(
     network,
     images: Object.fromEntries(wanted.map((image) => [image, NODE_IMAGES[image]])),
     containerdSocket: paths.containerdSocket,
+    importImage: async (archive) => {
+      await ctrIn(pid1, paths)(['images', 'import', archive]);
+    },
+    trustRegistry: async (host, caCert) => {
+      const dir = join(paths.registryHosts, host);
+      await mkdir(dir, { recursive: true });
+      await writeFile(join(dir, 'ca.crt'), caCert);
+      await writeFile(join(dir, 'hosts.toml'), registryHostsToml(host, join(dir, 'ca.crt')));
+    },
     exec: async (command, args) => (await run('nsenter', [...inNode, command, ...args])).stdout,
     stop: () => running.stop(),
     leftovers: () => nodeLeftovers(trace),

@@ -37,8 +37,8 @@ export async function createCertificateAuthority(commonName: string): Promise<Ke
   return { key: pems.private, cert: pems.cert };
 }
 
-/** A leaf valid for `localhost` and IP 127.0.0.1 (plus `dnsNames`), signed by `ca`. */
-export async function issueServingCert(ca: KeyAndCert, commonName: string, dnsNames: readonly string[] = []): Promise<KeyAndCert> {
+/** A leaf valid for `localhost` and IP 127.0.0.1 (plus `dnsNames` and `ips`), signed by `ca`. */
+export async function issueServingCert(ca: KeyAndCert, commonName: string, dnsNames: readonly string[] = [], ips: readonly string[] = []): Promise<KeyAndCert> {
   const pems = await generate([{ name: 'commonName', value: commonName }], {
     keyType: KEY_TYPE,
     algorithm: ALGORITHM,
@@ -50,7 +50,7 @@ export async function issueServingCert(ca: KeyAndCert, commonName: string, dnsNa
       { name: 'extKeyUsage', serverAuth: true },
       {
         name: 'subjectAltName',
-        altNames: [...['localhost', ...dnsNames].map((value) => ({ type: 2 as const, value })), { type: 7, ip: '127.0.0.1' }],
+        altNames: [...['localhost', ...dnsNames].map((value) => ({ type: 2 as const, value })), ...['127.0.0.1', ...ips].map((ip) => ({ type: 7 as const, ip }))],
       },
     ],
   });
@@ -112,6 +112,9 @@ async function serviceAccountKeyPair(): Promise<{ privateKey: string; publicKey:
   });
 }
 
+/** The first address of the service range (server-args.ts): the `kubernetes` Service's ClusterIP. */
+export const KUBERNETES_SERVICE_IP = '10.0.0.1';
+
 /** Generates every key and certificate the control plane needs and writes them into `dir`. */
 export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki> {
   const [ca, webhookCa] = await Promise.all([
@@ -119,7 +122,9 @@ export async function writeControlPlanePki(dir: string): Promise<ControlPlanePki
     createCertificateAuthority('resource-distributor-test-webhook-client-ca'),
   ]);
   const [serving, admin, serviceAccount, webhookClient] = await Promise.all([
-    issueServingCert(ca, 'kube-apiserver', ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc']),
+    // Also the `kubernetes` Service's ClusterIP, as kube-apiserver's own certificates: pods on a
+    // node reach the API server there (in-cluster configuration).
+    issueServingCert(ca, 'kube-apiserver', ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc'], [KUBERNETES_SERVICE_IP]),
     issueClientCert(ca, 'admin', ['system:masters']),
     serviceAccountKeyPair(),
     issueClientCert(webhookCa, WEBHOOK_CLIENT_NAME),

@@ -51,7 +51,7 @@ export function admissionConfigFiles(dir: string, pki: ControlPlanePki): { path:
 }
 
 /** The flags envtest uses, plus an explicit serving certificate, service-account keys and the admission configuration. */
-export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): string[] {
+export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki, { serviceAccountAdmission = false } = {}): string[] {
   const { files } = pki;
   return [
     `--etcd-servers=http://127.0.0.1:${ports.etcdClient}`,
@@ -68,8 +68,9 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): 
     `--service-account-key-file=${files.serviceAccountPub}`,
     `--service-account-signing-key-file=${files.serviceAccountKey}`,
     '--authorization-mode=RBAC',
-    // No controller creates service-account tokens here; pods would be rejected without it.
-    '--disable-admission-plugins=ServiceAccount',
+    // Without the ServiceAccount controller (StartControlPlaneOptions.workloads) no namespace gets
+    // its `default` ServiceAccount, and the plugin would reject every pod.
+    ...(serviceAccountAdmission ? [] : ['--disable-admission-plugins=ServiceAccount']),
     '--allow-privileged=true',
     `--admission-control-config-file=${join(dir, 'admission-config.yaml')}`,
   ];
@@ -81,12 +82,19 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki): 
  * aggregation controller, so that the built-in admin, edit and view roles hold their rules and a
  * user can try the access checks with `kubectl create rolebinding --clusterrole=edit`.
  */
-export function controllerManagerArgs(kubeconfigPath: string, extraControllers: readonly string[] = []): string[] {
+export function controllerManagerArgs(kubeconfigPath: string, extraControllers: readonly string[], rootCaFile: string): string[] {
   const controllers = ['garbage-collector-controller', 'namespace-controller', 'clusterrole-aggregation-controller', ...extraControllers];
   return [
     `--kubeconfig=${kubeconfigPath}`,
     `--controllers=${controllers.join(',')}`,
+    // What root-ca-cert-publisher puts into every namespace's kube-root-ca.crt (pods' token volumes).
+    `--root-ca-file=${rootCaFile}`,
     '--leader-elect=false',
     '--secure-port=0',
   ];
+}
+
+/** The one scheduler of the plane: no election, no serving port (nothing scrapes or probes it). */
+export function schedulerArgs(kubeconfigPath: string): string[] {
+  return [`--kubeconfig=${kubeconfigPath}`, '--leader-elect=false', '--secure-port=0'];
 }

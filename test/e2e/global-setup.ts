@@ -6,8 +6,8 @@ declare module 'vitest' {
     kubeconfigPath: string;
     /** What the API server presents to webhooks (see ControlPlane.webhookClient). */
     webhookClient: { caFile: string; caKeyFile: string; commonName: string };
-    /** Paths of the Go-built tools of the chart and monitoring tests. */
-    tools: Record<ToolName, string>;
+    /** Paths of the Go-built tools of the chart and monitoring tests (the node tier builds helm and kubectl only). */
+    tools: Partial<Record<ToolName, string>>;
   }
 }
 

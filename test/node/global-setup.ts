@@ -1,5 +1,20 @@
 import type { TestProject } from 'vitest/node';
-import { createNodeCredentials, startControlPlane, startNode, type ControlPlane, type LocalNode, type NodeNetwork } from '../control-plane/index.js';
+import {
+  createImageBuilder,
+  createNodeCredentials,
+  ensureTool,
+  publishProductImage,
+  startControlPlane,
+  startNode,
+  startRegistry,
+  type ControlPlane,
+  type BuiltImage,
+  type ImageBuilder,
+  type LocalNode,
+  type LocalRegistry,
+  type NodeNetwork,
+  type ProductImage,
+} from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -7,28 +22,60 @@ declare module 'vitest' {
     nodePlane: { kubeconfigPath: string; serverUrl: string; clientCa: { certFile: string; keyFile: string }; kubeletClientCaFile: string };
     /** The node every test of the tier shares. */
     node: { name: string; network: NodeNetwork; images: LocalNode['images'] };
+    /** The product's image built from the Dockerfile: in the registry, and present on the node. */
+    productImage: Omit<ProductImage, 'archive'>;
+    /** The private registry on 127.0.0.1 holding it (TLS, htpasswd); the node pulls from `nodeHost`. */
+    registry: Pick<LocalRegistry, 'host' | 'caCert' | 'username' | 'password'> & { nodeHost: string };
   }
 }
 
 const log = (line: string): void => console.error(`[node tier] ${line}`);
 
-/** One control plane and one node for the node tier; the returned function tears both down (and fails if the node left anything behind). */
+/**
+ * One control plane, one node, a private registry and the product's image built from the
+ * Dockerfile (while the control plane starts) for the node tier; the returned function tears all
+ * down (and fails if any left something behind).
+ */
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
   const credentials = await createNodeCredentials();
   let plane: ControlPlane | undefined;
   let node: LocalNode | undefined;
+  let registry: LocalRegistry | undefined;
+  let builder: ImageBuilder | undefined;
+  let image: ProductImage | undefined;
+  let building: Promise<BuiltImage> | undefined;
+  let tools: Promise<{ helm: string; kubectl: string }> | undefined;
   const stop = async (): Promise<void> => {
-    try {
-      await node?.stop();
-    } finally {
-      await plane?.stop();
-      await credentials.remove();
-    }
+    const results = await Promise.allSettled([
+      (async () => {
+        await node?.stop();
+        await plane?.stop();
+      })(),
+      registry?.stop(),
+      // A build still running (a start that failed early) writes into the storage: removed after it.
+      Promise.allSettled([building]).then(() => builder?.remove()),
+      credentials.remove(),
+    ]);
+    const failures = results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []));
+    if (failures.length > 0) throw new Error(failures.join('\n'));
   };
   try {
-    plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags, extraControllers: credentials.extraControllers });
+    // One after the other: each is a Go build on a fresh machine.
+    tools = ensureTool('helm').then(async (helm) => ({ helm, kubectl: await ensureTool('kubectl') }));
+    tools.catch(() => undefined);
+    builder = await createImageBuilder(log);
+    building = builder.buildProductImage();
+    building.catch(() => undefined);
+    // workloads: the chart's Deployment gets scheduled and its pods their ServiceAccount tokens.
+    plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags, extraControllers: credentials.extraControllers, workloads: true });
     node = await startNode(plane, credentials, { images: ['nodejs'] });
+    // After the node: the registry's certificate names the node's way to it.
+    registry = await startRegistry(log, { relayFrom: node.network.hostIp });
+    await node.trustRegistry(registry.nodeHost ?? '', registry.caCert);
+    image = await publishProductImage(builder, await building, registry);
+    log(`image ${image.repository}:${image.tag}: built in ${image.buildSeconds.toFixed(0)} s, pushed in ${image.pushSeconds.toFixed(0)} s`);
+    await node.importImage(image.archive);
   } catch (error) {
     await stop().catch((stopError: unknown) => log(`teardown after a failed start: ${String(stopError)}`));
     throw error;
@@ -41,6 +88,25 @@ export default async function setup(project: TestProject): Promise<() => Promise
     kubeletClientCaFile: credentials.kubeletClientCaFile,
   });
   project.provide('node', { name: node.name, network: node.network, images: node.images });
+  // What test/e2e/support/tools.ts runs helm and kubectl with.
+  project.provide('kubeconfigPath', plane.kubeconfigPath);
+  project.provide('tools', await tools);
+  project.provide('productImage', {
+    name: image.name,
+    repository: image.repository,
+    tag: image.tag,
+    baseImage: image.baseImage,
+    sizeBytes: image.sizeBytes,
+    buildSeconds: image.buildSeconds,
+    pushSeconds: image.pushSeconds,
+  });
+  project.provide('registry', {
+    host: registry.host,
+    nodeHost: registry.nodeHost ?? '',
+    caCert: registry.caCert,
+    username: registry.username,
+    password: registry.password,
+  });
   return async () => {
     try {
       await stop();

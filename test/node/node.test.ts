@@ -1,14 +1,14 @@
 import { CoreV1Api, VersionApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { NODE_IMAGES } from '../control-plane/index.js';
-import { adminKubeConfig, boundPod, uniqueName, waitFor, waitForPhase } from './support.js';
+import { adminKubeConfig, boundPod, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
 
 const node = inject('node');
 const core = adminKubeConfig().makeApiClient(CoreV1Api);
 const namespace = uniqueName('node-pods');
 
 beforeAll(async () => {
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await createNamespace(core, namespace);
 });
 
 afterAll(async () => {

@@ -51,3 +51,16 @@ export async function waitForPhase(core: CoreV1Api, namespace: string, name: str
     () => `last status: ${JSON.stringify(last?.status ?? {})}`,
   );
 }
+
+/**
+ * Creates namespace `name` and waits for its `default` ServiceAccount: the node tier runs
+ * ServiceAccount admission, which refuses a namespace's pods until the controller has made it.
+ */
+export async function createNamespace(core: CoreV1Api, name: string, labels: Record<string, string> = {}): Promise<void> {
+  await core.createNamespace({ body: { metadata: { name, labels } } });
+  await waitForDefaultServiceAccount(core, name);
+}
+
+export function waitForDefaultServiceAccount(core: CoreV1Api, namespace: string): Promise<true> {
+  return waitFor(`ServiceAccount ${namespace}/default`, () => core.readNamespacedServiceAccount({ namespace, name: 'default' }).then(() => true as const, () => undefined));
+}

@@ -1,7 +1,7 @@
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect, inject, it } from 'vitest';
-import { NODE_IMAGES, startNode, type LocalNode } from '../control-plane/index.js';
-import { adminKubeConfig, boundPod, uniqueName, waitForPhase } from './support.js';
+import { NODE_IMAGES, createImageBuilder, startNode, startRegistry, type LocalNode } from '../control-plane/index.js';
+import { adminKubeConfig, boundPod, uniqueName, waitForDefaultServiceAccount, waitForPhase } from './support.js';
 
 const plane = inject('nodePlane');
 const shared = inject('node');
@@ -15,6 +15,7 @@ it('a node stopped while its pod runs leaves no process, mount, namespace, link,
     { name: uniqueName('rd-node-teardown') },
   );
   const name = uniqueName('sleeper');
+  await waitForDefaultServiceAccount(core, 'default');
   try {
     expect(node.network.link).not.toBe(shared.network.link);
     await core.createNamespacedPod({ namespace: 'default', body: boundPod(name, node.name, NODE_IMAGES.busybox, 'sleep 3600') });
@@ -30,4 +31,15 @@ it('a node stopped while its pod runs leaves no process, mount, namespace, link,
   // The shared node is untouched.
   const conditions = (await core.readNode({ name: shared.name })).status?.conditions ?? [];
   expect(conditions.find((condition) => condition.type === 'Ready')?.status).toBe('True');
+});
+
+it('a registry and an image build storage, stopped, leave no process, mount or folder behind', async () => {
+  const log = (): void => undefined;
+  const registry = await startRegistry(log);
+  const builder = await createImageBuilder(log);
+  expect(await registry.leftovers()).toEqual([expect.stringMatching(/^process \d+ \(registry\)$/), `folder ${registry.dir}`]);
+  await registry.stop();
+  await builder.remove();
+  expect(await registry.leftovers()).toEqual([]);
+  expect(await builder.leftovers()).toEqual([]);
 });

@@ -1,7 +1,7 @@
 import { AdmissionregistrationV1Api, CoreV1Api, DiscoveryV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, expect, inject, it } from 'vitest';
 import { NODE_IMAGES, createCertificateAuthority, issueServingCert } from '../control-plane/index.js';
-import { adminKubeConfig, uniqueName, waitFor } from './support.js';
+import { adminKubeConfig, createNamespace, uniqueName, waitFor } from './support.js';
 
 const node = inject('node');
 const kubeConfig = adminKubeConfig();
@@ -34,7 +34,7 @@ https.createServer(tls, (req, res) => {
 `;
 
 beforeAll(async () => {
-  await core.createNamespace({ body: { metadata: { name: namespace } } });
+  await createNamespace(core, namespace);
 });
 
 afterAll(async () => {

@@ -29,6 +29,7 @@ const HELM_HOMES = { HELM_CACHE_HOME: join(HELM, 'cache'), HELM_CONFIG_HOME: joi
 /** Runs a tool built by the global setup; rejects with ToolFailed (its output) on a non-zero exit. */
 export async function run(tool: 'kubectl' | 'helm' | 'promtool' | 'kustomize', args: string[], options: { input?: string } = {}): Promise<ToolResult> {
   const path = inject('tools')[tool];
+  if (!path) throw new Error(`${tool} was not built by this test tier's global setup`);
   const env = { ...process.env, KUBECONFIG: inject('kubeconfigPath'), ...HELM_HOMES };
   const child = promisify(execFile)(path, args, { env, maxBuffer: 64 * 1024 * 1024 });
   if (options.input !== undefined) {
