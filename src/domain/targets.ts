@@ -146,3 +146,31 @@ export function computeTargets(
   const missing = [...rule.included].filter((name) => !live.has(name) && !rule.isExcluded(name));
   return { targeted: [...targeted].sort(), missing: missing.sort() };
 }
+
+/**
+ * Where a rule's targets can be among many namespaces: every namespace, or only those named and
+ * those carrying one of some labels (`key=value`). A pass then looks at those few instead of every
+ * namespace of the cluster, so that a sweep of D distributions over N namespaces costs their
+ * copies, not D × N. Any namespace the rule targets is among them; the rule still decides.
+ */
+export type TargetCandidates = { every: true } | { every: false; names: readonly string[]; labels: readonly string[] };
+
+/** The `key=value` pairs one of which every namespace the selector matches carries; undefined when there are none such. */
+function requiredLabels(selector: LabelSelector): string[] | undefined {
+  const [first] = Object.entries(selector.matchLabels ?? {});
+  if (first !== undefined) return [`${first[0]}=${first[1]}`];
+  const oneOf = (selector.matchExpressions ?? []).find((expression) => expression.operator === 'In');
+  return oneOf === undefined ? undefined : (oneOf.values ?? []).map((value) => `${oneOf.key}=${value}`);
+}
+
+export function targetCandidates(targets: Targets): TargetCandidates {
+  if (targets.allNamespaces === true || patterns(targets.includedNamespaces).length > 0) return { every: true };
+  const selector = targets.namespaceLabelSelector;
+  const labels = isNonEmptySelector(selector) ? requiredLabels(selector) : [];
+  return labels === undefined ? { every: true } : { every: false, names: names(targets.includedNamespaces), labels };
+}
+
+/** The label index key of a namespace's labels, as targetCandidates names them. */
+export function labelPairs(labels: Record<string, string>): string[] {
+  return Object.entries(labels).map(([key, value]) => `${key}=${value}`);
+}

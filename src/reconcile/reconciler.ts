@@ -25,6 +25,7 @@ import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
+import { targetNamespaces } from './target-namespaces.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
@@ -96,7 +97,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   await parts.reporter.checkInjection(rd);
   // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
   if (!caches.copies.synced(kind)) return 'retry';
-  const namespaces = caches.namespaces.list().map((ns) => ns.info);
+  const namespaces = targetNamespaces(rd, caches);
   const { existing, failures, unread } = await parts.reader.read(rd, kind, namespaces);
   const now = clock();
   const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now });
@@ -118,7 +119,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
  * origin (an ObjectSync) are deleted with it. A new source brings its watch event.
  */
 async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
-  const namespaces = parts.deps.caches.namespaces.list().map((ns) => ns.info);
+  const namespaces = targetNamespaces(rd, parts.deps.caches);
   const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
   const { kind, namespace, name } = ref;
   if (rd.origin !== undefined) {

@@ -1,0 +1,61 @@
+// The catalog's lookups for pod admission: the distributions a pod names and those that inject are
+// found through indexes, so that a pod costs the same beside 10 or 10,000 other distributions.
+import { afterEach, describe, expect, it } from 'vitest';
+import { podReferences } from '../../../src/domain/pod-references.js';
+import type { ObjectSync } from '../../../src/domain/object-sync.js';
+import { distribution } from '../builders.js';
+import { startHarness, type Harness } from './harness.js';
+
+let h: Harness;
+afterEach(() => h?.caches.stop());
+
+const refs = podReferences({ spec: { imagePullSecrets: [{ name: 'pull' }], volumes: [{ name: 'v', configMap: { name: 'settings' } }] } });
+const names = (list: { metadata: { name: string } }[]): string[] => list.map((rd) => rd.metadata.name).sort();
+
+const objectSync: ObjectSync = {
+  apiVersion: 'sync.rustrial.org/v1alpha1',
+  kind: 'ObjectSync',
+  metadata: { name: 'shared', namespace: 'platform' },
+  spec: { source: { group: '', kind: 'ConfigMap', name: 'settings' }, destinations: [{ namespace: 'ns-a' }] },
+};
+
+async function setup(): Promise<void> {
+  h = await startHarness();
+  h.cluster.putNamespace('ns-a');
+  h.cluster.putDistribution(distribution('pull').secret('pull', { token: 'dA==' }).allNamespaces().build());
+  h.cluster.putDistribution(distribution('settings').configMap('settings', { a: '1' }).allNamespaces().build());
+  // Same name, other kind: a pod naming the ConfigMap `pull` does not use it.
+  h.cluster.putDistribution(distribution('pull-as-configmap').configMap('pull', { a: '1' }).allNamespaces().build());
+  const registry = distribution('registry').secret('registry', { '.dockerconfigjson': 'e30=' }, 'kubernetes.io/dockerconfigjson').allNamespaces().build();
+  h.cluster.putDistribution({ ...registry, spec: { ...registry.spec, imagePullSecretInjection: 'MatchingImages' } });
+  for (let i = 0; i < 50; i++) h.cluster.putDistribution(distribution(`other-${i}`).configMap(`other-${i}`).allNamespaces().build());
+  h.cluster.putObjectSync(objectSync);
+  await new Promise((resolve) => setTimeout(resolve, 10));
+}
+
+describe('distribution catalog lookups for pods', () => {
+  it('finds the distributions a pod names, ObjectSync ones included, as list() would', async () => {
+    await setup();
+    const scanned = h.catalog.list().filter((rd) => ['Secret/pull', 'ConfigMap/settings'].includes(`${rd.spec.resource?.kind ?? rd.spec.source?.kind}/${rd.spec.rename ?? rd.spec.source?.name ?? rd.spec.resource?.metadata.name}`));
+    expect(names(h.catalog.referencing(refs))).toEqual(names(scanned));
+    expect(names(h.catalog.referencing(refs))).toHaveLength(3);
+  });
+
+  it('follows changes: a distribution that stops copying a name is no longer found by it', async () => {
+    await setup();
+    h.cluster.putDistribution(distribution('pull').secret('renamed', { token: 'dA==' }).allNamespaces().build());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(names(h.catalog.referencing(refs)).filter((name) => name === 'pull')).toEqual([]);
+    h.cluster.deleteDistribution('settings');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(names(h.catalog.referencing(refs)).filter((name) => name === 'settings')).toEqual([]);
+  });
+
+  it('finds the distributions that inject image-pull Secrets, and only those', async () => {
+    await setup();
+    expect(names(h.catalog.injecting())).toEqual(['registry']);
+    h.cluster.deleteDistribution('registry');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(h.catalog.injecting()).toEqual([]);
+  });
+});
