@@ -179,6 +179,8 @@ async function run(size: 'smoke' | 'default', shape: WorldShape & { podRequests:
     log: createLogger({ level: 'warn' }),
     clock: systemClock,
     metrics: createMetrics(),
+    // The generated watches stay silent unless told: no stall to detect.
+    watchTimeoutSeconds: 24 * 3600,
     settings: {
       // Swept by hand below, not by the timer.
       sweepIntervalMs: 24 * 3600_000,

@@ -10,9 +10,9 @@ import { injectionMode } from '../domain/pod-injection.js';
 import type { PodReferences } from '../domain/pod-references.js';
 import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
-import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type Resource, type ResourceDistribution } from '../domain/types.js';
+import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import { DISTRIBUTIONS_BY_POD_COPY, DISTRIBUTIONS_INJECTING, type Caches } from '../k8s/caches.js';
+import { DISTRIBUTIONS_BY_POD_COPY, DISTRIBUTIONS_INJECTING, INJECTING_BY_CANDIDATE, injectionKeysOf, type Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { isNotFound } from '../k8s/errors.js';
 
@@ -24,6 +24,8 @@ export interface DistributionCatalog {
   referencing(refs: PodReferences): ResourceDistribution[];
   /** Those that inject image-pull Secrets into pods (looked up likewise). */
   injecting(): ResourceDistribution[];
+  /** Of those, the ones whose targets can include `ns` (their rules decide whether they do). */
+  injectingInto(ns: NamespaceInfo): ResourceDistribution[];
   /**
    * A live answer for the one decision a lagging cache must not make alone (deleting every copy
    * of a distribution it no longer holds): whether it still exists. `copies` are its copies.
@@ -146,6 +148,11 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       return served(indexed, (rd) => keys.includes(podCopyKey(rd) ?? ''));
     },
     injecting: () => served(caches.distributions.byIndex(DISTRIBUTIONS_INJECTING, 'yes'), (rd) => injectionMode(rd) !== undefined),
+    injectingInto: (ns) => {
+      const found = new Map<string, ResourceDistribution>();
+      for (const key of injectionKeysOf(ns)) for (const rd of caches.distributions.byIndex(INJECTING_BY_CANDIDATE, key)) found.set(rd.metadata.name, rd);
+      return served([...found.values()], (rd) => injectionMode(rd) !== undefined);
+    },
     get: (name) => {
       const rd = (isReserved(name) ? fromObjectSyncs().find((candidate) => candidate.metadata.name === name) : undefined) ?? caches.distributions.get(name);
       return rd === undefined ? undefined : withStatus(rd);

@@ -24,7 +24,7 @@ export interface PodInjector {
 export interface PodInjectorDeps {
   api: Pick<ClusterApi, 'getNamespace'>;
   caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
-  catalog: Pick<DistributionCatalog, 'injecting'>;
+  catalog: Pick<DistributionCatalog, 'injecting' | 'injectingInto'>;
   log: Logger;
   forbiddenNamespaces: readonly string[];
 }
@@ -73,7 +73,7 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
   }
 
   function candidates(ns: NamespaceInfo): InjectionCandidate[] {
-    return deps.catalog.injecting().flatMap((rd): InjectionCandidate[] => {
+    return deps.catalog.injectingInto(ns).flatMap((rd): InjectionCandidate[] => {
       const mode = injectionMode(rd);
       const resolved = injecting(rd, ns);
       if (mode === undefined || resolved === undefined) return [];

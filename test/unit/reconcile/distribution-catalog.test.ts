@@ -58,4 +58,22 @@ describe('distribution catalog lookups for pods', () => {
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(h.catalog.injecting()).toEqual([]);
   });
+
+  it.each([
+    ['a namespace of team a: every-namespace, its team, its name', { name: 'ns-x', labels: { team: 'a' }, terminating: false }, ['by-name', 'every', 'team-a']],
+    ['a namespace of team b: every-namespace only', { name: 'ns-y', labels: { team: 'b' }, terminating: false }, ['every']],
+  ])('finds the injecting distributions whose targets can include %s', async (_, ns, expected) => {
+    h = await startHarness();
+    const registry = (name: string) => distribution(name).secret(name, { '.dockerconfigjson': 'e30=' }, 'kubernetes.io/dockerconfigjson');
+    const injecting = (builder: ReturnType<typeof registry>) => {
+      const rd = builder.build();
+      return { ...rd, spec: { ...rd.spec, imagePullSecretInjection: 'Always' as const } };
+    };
+    h.cluster.putDistribution(injecting(registry('every').allNamespaces()));
+    h.cluster.putDistribution(injecting(registry('team-a').matchLabels({ team: 'a' })));
+    h.cluster.putDistribution(injecting(registry('by-name').included('ns-x')));
+    h.cluster.putDistribution(registry('not-injecting').allNamespaces().build());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(names(h.catalog.injectingInto(ns))).toEqual(expected);
+  });
 });
