@@ -170,6 +170,21 @@ export function targetCandidates(targets: Targets): TargetCandidates {
   return labels === undefined ? { every: true } : { every: false, names: names(targets.includedNamespaces), labels };
 }
 
+/**
+ * targetCandidates as index keys: `*` for every namespace, `name:<namespace>`,
+ * `label:<key>=<value>`. A namespace the rule targets carries at least one of them (namespaceKeys).
+ */
+export function candidateKeys(targets: Targets): string[] {
+  const candidates = targetCandidates(targets);
+  if (candidates.every) return ['*'];
+  return [...candidates.names.map((name) => `name:${name}`), ...candidates.labels.map((pair) => `label:${pair}`)];
+}
+
+/** The keys (as candidateKeys gives them) under which a namespace finds the rules that may target it. */
+export function namespaceKeys(ns: Pick<NamespaceInfo, 'name' | 'labels'>): string[] {
+  return ['*', `name:${ns.name}`, ...labelPairs(ns.labels).map((pair) => `label:${pair}`)];
+}
+
 /** The label index key of a namespace's labels, as targetCandidates names them. */
 export function labelPairs(labels: Record<string, string>): string[] {
   return Object.entries(labels).map(([key, value]) => `${key}=${value}`);

@@ -6,7 +6,7 @@ import type { ObjectSync } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { podCopyKey } from '../domain/pending-copies.js';
 import { injectionMode } from '../domain/pod-injection.js';
-import { labelPairs, targetCandidates } from '../domain/targets.js';
+import { candidateKeys, labelPairs } from '../domain/targets.js';
 import type { NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -43,22 +43,10 @@ export const DISTRIBUTIONS_BY_POD_COPY = 'pod-copy';
 export const NAMESPACES_BY_LABEL = 'label';
 export const DISTRIBUTIONS_INJECTING = 'injecting';
 /**
- * Injecting distributions by where their targets can be (see targetCandidates): `*` for every
- * namespace, `name:<namespace>`, `label:<key>=<value>`. A pod's namespace looks up its own keys.
+ * Distributions by where their targets can be (see candidateKeys): a namespace looks up its own
+ * keys (namespaceKeys) to find those that may target it, instead of testing every distribution.
  */
-export const INJECTING_BY_CANDIDATE = 'injecting-candidate';
-
-/** The INJECTING_BY_CANDIDATE keys under which a namespace finds the injecting distributions that can target it. */
-export function injectionKeysOf(ns: NamespaceInfo): string[] {
-  return ['*', `name:${ns.name}`, ...labelPairs(ns.labels).map((pair) => `label:${pair}`)];
-}
-
-function injectionCandidateKeys(rd: ResourceDistribution): readonly string[] {
-  if (injectionMode(rd) === undefined || rd.spec?.targets === undefined) return [];
-  const candidates = targetCandidates(rd.spec.targets);
-  if (candidates.every) return ['*'];
-  return [...candidates.names.map((name) => `name:${name}`), ...candidates.labels.map((pair) => `label:${pair}`)];
-}
+export const DISTRIBUTIONS_BY_CANDIDATE = 'candidate';
 
 const distributionIndexes = {
   [DISTRIBUTIONS_BY_POD_COPY]: (rd: ResourceDistribution): readonly string[] => {
@@ -66,7 +54,7 @@ const distributionIndexes = {
     return key === undefined ? [] : [key];
   },
   [DISTRIBUTIONS_INJECTING]: (rd: ResourceDistribution): readonly string[] => (injectionMode(rd) === undefined ? [] : ['yes']),
-  [INJECTING_BY_CANDIDATE]: injectionCandidateKeys,
+  [DISTRIBUTIONS_BY_CANDIDATE]: (rd: ResourceDistribution): readonly string[] => (rd.spec?.targets === undefined ? [] : candidateKeys(rd.spec.targets)),
 };
 
 function distributionLabel(copy: Resource): readonly string[] {

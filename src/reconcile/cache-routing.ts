@@ -10,7 +10,7 @@ import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTri
 
 export interface CacheRoutingDeps {
   caches: Pick<Caches, 'sources' | 'copies' | 'kinds'>;
-  catalog: Pick<DistributionCatalog, 'list'>;
+  catalog: Pick<DistributionCatalog, 'list' | 'targeting'>;
   generator: Pick<Generator, 'namespaceChanged' | 'settled'>;
   metrics: Pick<Metrics, 'kindsWatched' | 'sourcesWatched'>;
   forbiddenNamespaces: readonly string[];
@@ -36,8 +36,12 @@ function namesFor(deps: CacheRoutingDeps, event: CacheChange): string[] {
   switch (event.resource) {
     case 'distributions':
       return distributionTriggers(event.change);
-    case 'namespaces':
-      return namespaceTriggers({ old: event.change.old?.info, current: event.change.current?.info }, deps.catalog.list(), deps.forbiddenNamespaces);
+    case 'namespaces': {
+      // Only the distributions that may target the namespace, before or after: looked up, not all of them.
+      const { old, current } = { old: event.change.old?.info, current: event.change.current?.info };
+      const concerned = [...(old ? deps.catalog.targeting(old) : []), ...(current ? deps.catalog.targeting(current) : [])];
+      return namespaceTriggers({ old, current }, concerned, deps.forbiddenNamespaces);
+    }
     case 'copies':
       return copyTriggers(event.change);
     case 'sources':

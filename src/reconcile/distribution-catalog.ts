@@ -12,7 +12,8 @@ import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, O
 import { toRfc3339 } from '../domain/timestamp.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import { DISTRIBUTIONS_BY_POD_COPY, DISTRIBUTIONS_INJECTING, INJECTING_BY_CANDIDATE, injectionKeysOf, type Caches } from '../k8s/caches.js';
+import { DISTRIBUTIONS_BY_CANDIDATE, DISTRIBUTIONS_BY_POD_COPY, DISTRIBUTIONS_INJECTING, type Caches } from '../k8s/caches.js';
+import { candidateKeys, namespaceKeys } from '../domain/targets.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { isNotFound } from '../k8s/errors.js';
 
@@ -26,6 +27,8 @@ export interface DistributionCatalog {
   injecting(): ResourceDistribution[];
   /** Of those, the ones whose targets can include `ns` (their rules decide whether they do). */
   injectingInto(ns: NamespaceInfo): ResourceDistribution[];
+  /** Those whose targets can include `ns` (looked up; their rules decide whether they do). */
+  targeting(ns: Pick<NamespaceInfo, 'name' | 'labels'>): ResourceDistribution[];
   /**
    * A live answer for the one decision a lagging cache must not make alone (deleting every copy
    * of a distribution it no longer holds): whether it still exists. `copies` are its copies.
@@ -141,6 +144,13 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     return [...unshadowed(some, synced), ...synced.filter(keep).map(withStatus)];
   }
 
+  function targeting(ns: Pick<NamespaceInfo, 'name' | 'labels'>): ResourceDistribution[] {
+    const keys = namespaceKeys(ns);
+    const found = new Map<string, ResourceDistribution>();
+    for (const key of keys) for (const rd of caches.distributions.byIndex(DISTRIBUTIONS_BY_CANDIDATE, key)) found.set(rd.metadata.name, rd);
+    return served([...found.values()], (rd) => rd.spec?.targets !== undefined && candidateKeys(rd.spec.targets).some((key) => keys.includes(key)));
+  }
+
   return {
     referencing: (refs) => {
       const keys = podReferenceKeys(refs);
@@ -148,11 +158,8 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       return served(indexed, (rd) => keys.includes(podCopyKey(rd) ?? ''));
     },
     injecting: () => served(caches.distributions.byIndex(DISTRIBUTIONS_INJECTING, 'yes'), (rd) => injectionMode(rd) !== undefined),
-    injectingInto: (ns) => {
-      const found = new Map<string, ResourceDistribution>();
-      for (const key of injectionKeysOf(ns)) for (const rd of caches.distributions.byIndex(INJECTING_BY_CANDIDATE, key)) found.set(rd.metadata.name, rd);
-      return served([...found.values()], (rd) => injectionMode(rd) !== undefined);
-    },
+    injectingInto: (ns) => targeting(ns).filter((rd) => injectionMode(rd) !== undefined),
+    targeting,
     get: (name) => {
       const rd = (isReserved(name) ? fromObjectSyncs().find((candidate) => candidate.metadata.name === name) : undefined) ?? caches.distributions.get(name);
       return rd === undefined ? undefined : withStatus(rd);

@@ -2,6 +2,8 @@
 // found through indexes, so that a pod costs the same beside 10 or 10,000 other distributions.
 import { afterEach, describe, expect, it } from 'vitest';
 import { podReferences } from '../../../src/domain/pod-references.js';
+import { isTargeted } from '../../../src/domain/targets.js';
+import type { NamespaceInfo } from '../../../src/domain/types.js';
 import type { ObjectSync } from '../../../src/domain/object-sync.js';
 import { distribution } from '../builders.js';
 import { startHarness, type Harness } from './harness.js';
@@ -75,5 +77,34 @@ describe('distribution catalog lookups for pods', () => {
     h.cluster.putDistribution(registry('not-injecting').allNamespaces().build());
     await new Promise((resolve) => setTimeout(resolve, 10));
     expect(names(h.catalog.injectingInto(ns))).toEqual(expected);
+  });
+
+  it('finds every distribution that targets a namespace among those that may (and no others than may)', async () => {
+    h = await startHarness();
+    const rules = [
+      distribution('every').configMap('every').allNamespaces(),
+      distribution('team-a').configMap('team-a').matchLabels({ team: 'a' }),
+      distribution('prod-or-dev').configMap('prod-or-dev').expression('env', 'In', ['prod', 'dev']),
+      distribution('not-prod').configMap('not-prod').expression('env', 'NotIn', ['prod']),
+      distribution('listed').configMap('listed').included('ns-1', 'ns-3'),
+      distribution('pattern').configMap('pattern').patterns(['ns-*']),
+      distribution('team-a-but-ns-2').configMap('x').matchLabels({ team: 'a' }).excluded('ns-2'),
+    ];
+    for (const rule of rules) h.cluster.putDistribution(rule.build());
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    const namespaces: NamespaceInfo[] = [
+      { name: 'ns-1', labels: { team: 'a', env: 'prod' }, terminating: false },
+      { name: 'ns-2', labels: { team: 'a', env: 'dev' }, terminating: false },
+      { name: 'ns-3', labels: { team: 'b' }, terminating: false },
+      { name: 'other', labels: {}, terminating: false },
+    ];
+    for (const ns of namespaces) {
+      const found = names(h.catalog.targeting(ns));
+      const targeting = h.catalog.list().filter((rd) => isTargeted(rd.spec.targets, ns)).map((rd) => rd.metadata.name);
+      expect(found).toEqual(expect.arrayContaining(targeting));
+      // Open-ended rules come along wherever they may apply; others only where they can.
+      expect(found.includes('listed')).toBe(ns.name === 'ns-1' || ns.name === 'ns-3');
+      expect(found.includes('team-a')).toBe(ns.labels.team === 'a');
+    }
   });
 });
