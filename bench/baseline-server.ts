@@ -28,7 +28,8 @@ async function bodyText(c: Context): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-export async function startBaselineServer(certificate: KeyPair): Promise<HttpsServer> {
+/** The trivial routes, also served in-process (`app.request`) where no socket is the point. */
+export function baselineApp(): Hono {
   const app = new Hono();
   app.post(BASELINE_PATH, (c) => c.json({ ok: true }));
   app.post(BASELINE_DRAIN_PATH, async (c) => {
@@ -42,8 +43,12 @@ export async function startBaselineServer(certificate: KeyPair): Promise<HttpsSe
     const review = JSON.parse(await bodyText(c)) as { request?: { uid?: string } };
     return c.json({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: review.request?.uid ?? '', allowed: true } });
   });
+  return app;
+}
+
+export async function startBaselineServer(certificate: KeyPair): Promise<HttpsServer> {
   return startHttpsServer({
-    fetch: app.fetch,
+    fetch: baselineApp().fetch,
     port: 0,
     host: '127.0.0.1',
     certificate,

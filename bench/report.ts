@@ -356,7 +356,7 @@ export function renderReport(result: BenchResult, order: readonly SectionName[])
   return `${parts.join('\n')}\n`;
 }
 
-export async function writeJson(dir: string, file: string, result: BenchResult): Promise<string> {
+export async function writeJson(dir: string, file: string, result: object): Promise<string> {
   await mkdir(dir, { recursive: true });
   const path = join(dir, file);
   await writeFile(path, `${JSON.stringify(result, null, 2)}\n`);

@@ -157,7 +157,7 @@ function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boo
  * compare. `hash` as for renderCopy.
  */
 export function isInSync(rd: ResolvedDistribution, existing: Resource, hash: string = hashResource(rd.spec.resource)): boolean {
-  const desired = desiredView(rd, existing.metadata.namespace ?? '', hash);
+  const desired = desiredView(rd, hash);
   return (
     contentEqual(desired, existing) &&
     includesAll(existing.metadata.labels, desired.metadata.labels) &&

@@ -21,6 +21,21 @@ function copied(rd: ResourceDistribution): { kind: string; name: string } | unde
   return typeof name === 'string' ? { kind: named.kind, name } : undefined;
 }
 
+/**
+ * The key of what a distribution copies as a pod can name it (`Secret/<name>`, `ConfigMap/<name>`),
+ * undefined when no pod can: distributions are indexed by it, so that a pod's admission looks up
+ * the few it names instead of scanning every distribution.
+ */
+export function podCopyKey(rd: ResourceDistribution): string | undefined {
+  const copy = copied(rd);
+  return copy === undefined ? undefined : `${copy.kind}/${copy.name}`;
+}
+
+/** The keys (as podCopyKey gives them) of everything a pod references. */
+export function podReferenceKeys(refs: PodReferences): string[] {
+  return [...[...refs.secrets].map((name) => `Secret/${name}`), ...[...refs.configMaps].map((name) => `ConfigMap/${name}`)];
+}
+
 /** The distributions whose copy a pod with these references would use; cheap, before anything is resolved. */
 export function referencedBy(distributions: readonly ResourceDistribution[], refs: PodReferences): ResourceDistribution[] {
   if (refs.secrets.size === 0 && refs.configMaps.size === 0) return [];

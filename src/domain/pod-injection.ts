@@ -4,7 +4,7 @@
 import { normalizeImage } from './image-reference.js';
 import { list as entries, record, type Unknown } from './pod-references.js';
 import { credentialsMatch, type RegistryKey } from './registry-credentials.js';
-import { ANNOTATION_INJECTED, LABEL_INJECT } from './types.js';
+import { ANNOTATION_INJECTED, LABEL_INJECT, type ResourceDistribution } from './types.js';
 
 /** A distribution that injects, whose copy in the pod's namespace is ours (or about to be written). */
 export interface InjectionCandidate {
@@ -14,6 +14,12 @@ export interface InjectionCandidate {
   mode: 'MatchingImages' | 'Always';
   /** Its credential keys (MatchingImages). */
   keys: readonly RegistryKey[];
+}
+
+/** How the distribution injects, or undefined when it does not. */
+export function injectionMode(rd: ResourceDistribution): InjectionCandidate['mode'] | undefined {
+  const mode = rd.spec?.imagePullSecretInjection;
+  return mode === 'Always' || mode === 'MatchingImages' ? mode : undefined;
 }
 
 export interface JsonPatchOperation {

@@ -170,9 +170,18 @@ export function renderCopy(
 }
 
 /**
- * The desired copy for comparison only: it shares the template's data maps instead of cloning
- * them (a steady-state pass compares every copy, and templates reach 1 MiB). Never mutate it.
+ * The desired copy for comparison only, in no namespace: it shares the template's data maps
+ * instead of cloning them (a steady-state pass compares every copy, and templates reach 1 MiB).
+ * Nothing compared depends on the namespace, so it is rendered once per distribution object and
+ * hash (cached distributions are replaced when they change, never changed in place), not once per
+ * copy. Frozen: never mutate it.
  */
-export function desiredView(rd: ResolvedDistribution, namespace: string, hash: string): Resource {
-  return render(rd.spec.resource, rd, namespace, new Date(0), hash);
+export function desiredView(rd: ResolvedDistribution, hash: string): Resource {
+  const known = views.get(rd);
+  if (known?.hash === hash) return known.view;
+  const view = Object.freeze(render(rd.spec.resource, rd, '', new Date(0), hash));
+  views.set(rd, { hash, view });
+  return view;
 }
+
+const views = new WeakMap<ResolvedDistribution, { hash: string; view: Resource }>();

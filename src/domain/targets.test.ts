@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { distribution, namespace, seedSample, terminating } from '../../test/unit/builders.js';
-import { computeTargets, isTargeted, matchesSelector } from './targets.js';
-import type { LabelSelector } from './types.js';
+import { computeTargets, isTargeted, labelPairs, matchesSelector, targetCandidates, type TargetCandidates } from './targets.js';
+import type { LabelSelector, NamespaceInfo, Targets } from './types.js';
 
 describe('matchesSelector', () => {
   it.each<[string, LabelSelector | undefined, Record<string, string>, boolean]>([
@@ -211,5 +211,35 @@ describe('compiled targets', () => {
     expect(reads).toHaveLength(first);
     // Another forbidden list compiles again.
     expect(isTargeted(targets, { name: 'team-a', labels: {}, terminating: false }, ['team-a'])).toBe(false);
+  });
+});
+
+describe('targetCandidates: where a rule can find its targets', () => {
+  const cluster = [
+    namespace('team-a-1', { team: 'a', env: 'prod' }),
+    namespace('team-a-2', { team: 'a', env: 'dev' }),
+    namespace('team-b-1', { team: 'b', env: 'prod' }),
+    namespace('listed'),
+    terminating('gone', { team: 'a' }),
+    namespace('kube-system', { team: 'a' }),
+  ];
+  const candidatesIn = (candidates: TargetCandidates): NamespaceInfo[] =>
+    candidates.every ? cluster : cluster.filter((ns) => candidates.names.includes(ns.name) || labelPairs(ns.labels).some((pair) => candidates.labels.includes(pair)));
+
+  it.each<[string, Targets, TargetCandidates]>([
+    ['allNamespaces: every namespace', { allNamespaces: true }, { every: true }],
+    ['an included pattern: every namespace', { includedNamespaces: { list: [{ pattern: 'team-*' }] } }, { every: true }],
+    ['names only', { includedNamespaces: { list: [{ name: 'listed' }, { name: 'missing' }] } }, { every: false, names: ['listed', 'missing'], labels: [] }],
+    ['matchLabels: its first pair', { namespaceLabelSelector: { matchLabels: { team: 'a', env: 'prod' } } }, { every: false, names: [], labels: ['team=a'] }],
+    ['an In expression: one of its values', { namespaceLabelSelector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod', 'dev'] }] } }, { every: false, names: [], labels: ['env=prod', 'env=dev'] }],
+    ['NotIn only: every namespace', { namespaceLabelSelector: { matchExpressions: [{ key: 'env', operator: 'NotIn', values: ['prod'] }] } }, { every: true }],
+    ['Exists only: every namespace', { namespaceLabelSelector: { matchExpressions: [{ key: 'team', operator: 'Exists' }] } }, { every: true }],
+    ['an empty selector and names: the names', { namespaceLabelSelector: {}, includedNamespaces: { list: [{ name: 'listed' }] } }, { every: false, names: ['listed'], labels: [] }],
+    ['names, a selector and exclusions', { namespaceLabelSelector: { matchLabels: { team: 'a' } }, includedNamespaces: { list: [{ name: 'listed' }] }, excludedNamespaces: { list: [{ name: 'team-a-2' }] } }, { every: false, names: ['listed'], labels: ['team=a'] }],
+  ])('%s', (_, targets, expected) => {
+    const candidates = targetCandidates(targets);
+    expect(candidates).toEqual(expected);
+    // The rule over the candidates targets what it targets over every namespace.
+    expect(computeTargets(targets, candidatesIn(candidates))).toEqual(computeTargets(targets, cluster));
   });
 });

@@ -146,3 +146,46 @@ export function computeTargets(
   const missing = [...rule.included].filter((name) => !live.has(name) && !rule.isExcluded(name));
   return { targeted: [...targeted].sort(), missing: missing.sort() };
 }
+
+/**
+ * Where a rule's targets can be among many namespaces: every namespace, or only those named and
+ * those carrying one of some labels (`key=value`). A pass then looks at those few instead of every
+ * namespace of the cluster, so that a sweep of D distributions over N namespaces costs their
+ * copies, not D × N. Any namespace the rule targets is among them; the rule still decides.
+ */
+export type TargetCandidates = { every: true } | { every: false; names: readonly string[]; labels: readonly string[] };
+
+/** The `key=value` pairs one of which every namespace the selector matches carries; undefined when there are none such. */
+function requiredLabels(selector: LabelSelector): string[] | undefined {
+  const [first] = Object.entries(selector.matchLabels ?? {});
+  if (first !== undefined) return [`${first[0]}=${first[1]}`];
+  const oneOf = (selector.matchExpressions ?? []).find((expression) => expression.operator === 'In');
+  return oneOf === undefined ? undefined : (oneOf.values ?? []).map((value) => `${oneOf.key}=${value}`);
+}
+
+export function targetCandidates(targets: Targets): TargetCandidates {
+  if (targets.allNamespaces === true || patterns(targets.includedNamespaces).length > 0) return { every: true };
+  const selector = targets.namespaceLabelSelector;
+  const labels = isNonEmptySelector(selector) ? requiredLabels(selector) : [];
+  return labels === undefined ? { every: true } : { every: false, names: names(targets.includedNamespaces), labels };
+}
+
+/**
+ * targetCandidates as index keys: `*` for every namespace, `name:<namespace>`,
+ * `label:<key>=<value>`. A namespace the rule targets carries at least one of them (namespaceKeys).
+ */
+export function candidateKeys(targets: Targets): string[] {
+  const candidates = targetCandidates(targets);
+  if (candidates.every) return ['*'];
+  return [...candidates.names.map((name) => `name:${name}`), ...candidates.labels.map((pair) => `label:${pair}`)];
+}
+
+/** The keys (as candidateKeys gives them) under which a namespace finds the rules that may target it. */
+export function namespaceKeys(ns: Pick<NamespaceInfo, 'name' | 'labels'>): string[] {
+  return ['*', `name:${ns.name}`, ...labelPairs(ns.labels).map((pair) => `label:${pair}`)];
+}
+
+/** The label index key of a namespace's labels, as targetCandidates names them. */
+export function labelPairs(labels: Record<string, string>): string[] {
+  return Object.entries(labels).map(([key, value]) => `${key}=${value}`);
+}

@@ -4,6 +4,9 @@ import { createSourceCache, type SourceCache } from './source-cache.js';
 import { apiVersionFor, CORE_REGISTRY, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
 import type { ObjectSync } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
+import { podCopyKey } from '../domain/pending-copies.js';
+import { injectionMode } from '../domain/pod-injection.js';
+import { candidateKeys, labelPairs } from '../domain/targets.js';
 import type { NamespaceInfo, Resource, ResourceDistribution } from '../domain/types.js';
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -30,6 +33,29 @@ export function toCachedNamespace(ns: NamespaceObject): CachedNamespace {
 }
 
 const BY_DISTRIBUTION = 'distribution';
+
+/**
+ * Indexes of distributions for pod admission, which must not scan every distribution per pod:
+ * by what a pod can name (podCopyKey), and those that inject image-pull Secrets (under `yes`).
+ */
+export const DISTRIBUTIONS_BY_POD_COPY = 'pod-copy';
+/** Namespaces by each `key=value` label they carry: a pass over a selector looks up its candidates (see targetCandidates). */
+export const NAMESPACES_BY_LABEL = 'label';
+export const DISTRIBUTIONS_INJECTING = 'injecting';
+/**
+ * Distributions by where their targets can be (see candidateKeys): a namespace looks up its own
+ * keys (namespaceKeys) to find those that may target it, instead of testing every distribution.
+ */
+export const DISTRIBUTIONS_BY_CANDIDATE = 'candidate';
+
+const distributionIndexes = {
+  [DISTRIBUTIONS_BY_POD_COPY]: (rd: ResourceDistribution): readonly string[] => {
+    const key = podCopyKey(rd);
+    return key === undefined ? [] : [key];
+  },
+  [DISTRIBUTIONS_INJECTING]: (rd: ResourceDistribution): readonly string[] => (injectionMode(rd) === undefined ? [] : ['yes']),
+  [DISTRIBUTIONS_BY_CANDIDATE]: (rd: ResourceDistribution): readonly string[] => (rd.spec?.targets === undefined ? [] : candidateKeys(rd.spec.targets)),
+};
 
 function distributionLabel(copy: Resource): readonly string[] {
   const value = copy.metadata.labels?.[LABEL_DISTRIBUTION];
@@ -175,9 +201,9 @@ const COPY_SELECTOR = LABEL_DISTRIBUTION;
 
 export function createCaches(options: CacheOptions): Caches {
   const { api, log } = options;
-  const distributions = new Store<ResourceDistribution>();
+  const distributions = new Store<ResourceDistribution>(distributionIndexes);
   const objectSyncs = new Store<ObjectSync>(undefined, namespacedKey);
-  const namespaces = new Store<CachedNamespace>();
+  const namespaces = new Store<CachedNamespace>({ [NAMESPACES_BY_LABEL]: (ns) => labelPairs(ns.info.labels) });
   const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
   const kinds = options.kinds ?? CORE_REGISTRY;
   const copies = new CopyCache((key, store) => {

@@ -1,5 +1,8 @@
 // The controller: caches on every replica (admission asks them whether namespaces exist; the
-// generator reads them), the work queue and the sweep only on the leader.
+// generator reads them), the work queue and the sweep only on the leader. Composed as
+// controller-runtime's builder composes one: the parts (caches, catalog, reconciler, queue, the
+// writers outside the reconciler, the sweep), the routing of cache changes to the queue
+// (cache-routing.ts), and leadership (leadership.ts).
 import type { Clock } from '../domain/clock.js';
 import type { KindRegistry } from '../domain/kinds.js';
 import type { Logger } from '../log.js';
@@ -8,17 +11,19 @@ import { createCaches, type CacheChange, type Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-api.js';
 import { createEventRecorder } from '../k8s/event-recorder.js';
-import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/leader-election.js';
+import type { LeaseSettings } from '../k8s/leader-election.js';
+import { createCacheRouting } from './cache-routing.js';
 import { createCopyWriter } from './copy-writer.js';
-import { createGenerator } from './generator.js';
+import { createGenerator, type Generator } from './generator.js';
+import { createLeadership } from './leadership.js';
 import { createPodInjector, type PodInjector } from './pod-injector.js';
 import { createPlanPreviewer, type PlanPreviewer } from './plan-previewer.js';
 import { createPodMaterializer, type PodMaterializer } from './pod-materializer.js';
 import { WorkQueue } from './queue.js';
 import { createReconciler } from './reconciler.js';
-import { createSweeper } from './sweeper.js';
-import { createDistributionCatalog } from './distribution-catalog.js';
-import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, objectSyncTriggers, sourcesOf, sourceTriggers } from './triggers.js';
+import { createSweeper, type Sweeper } from './sweeper.js';
+import { createDistributionCatalog, type DistributionCatalog } from './distribution-catalog.js';
+import { copyTriggers } from './triggers.js';
 
 /** A distribution with this many copies reconciles long enough to be kept off the last free worker. */
 const HEAVY_COPIES = 100;
@@ -77,37 +82,36 @@ export interface RunningController extends Controller {
   idle(): Promise<void>;
 }
 
-export function createController(deps: ControllerDeps): RunningController {
+/** The parts, built once; `onCacheChange` is called for every cache change (routed once all exist). */
+interface Parts {
+  requests: CountingClusterApi;
+  caches: Caches;
+  catalog: DistributionCatalog;
+  queue: WorkQueue;
+  sweeper: Sweeper;
+  generator: Generator;
+  materializer: PodMaterializer;
+  injector: PodInjector;
+}
+
+function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) => void): Parts {
   const { log, clock, metrics, settings } = deps;
-  const election = settings.leaderElection;
   const requests = countRequests(deps.clusterApi, metrics, deps.kinds);
   const api = requests.api;
-  let leading = false;
-  let stopping = false;
-
-  const caches: Caches = createCaches({
+  const caches = createCaches({
     api,
     kinds: deps.kinds,
     objectSyncs: deps.objectSyncs,
     log,
-    onChange: (change) => onCacheChange(change),
+    onChange: onCacheChange,
     watchTimeoutSeconds: deps.watchTimeoutSeconds,
     stallGraceMs: deps.stallGraceMs,
   });
   const writer = createCopyWriter({ api, log, copies: caches.copies });
   const catalog = createDistributionCatalog({ api, caches, clock, log });
-  const reconciler = createReconciler({
-    api,
-    caches,
-    catalog,
-    writer,
-    events: createEventRecorder({ api, clock, log, instance: election.identity }),
-    clock,
-    log,
-    metrics,
-    applyParallelism: settings.applyParallelism,
-    forbiddenNamespaces: settings.forbiddenNamespaces,
-  });
+  const events = createEventRecorder({ api, clock, log, instance: settings.leaderElection.identity });
+  const { applyParallelism, forbiddenNamespaces } = settings;
+  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),
     process: (name, signal) => reconciler.reconcile(name, signal),
@@ -117,153 +121,92 @@ export function createController(deps: ControllerDeps): RunningController {
     isHeavy: (name) => caches.copies.countOf(name) >= HEAVY_COPIES,
   });
   // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
-  const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces: settings.forbiddenNamespaces };
-  const generator = createGenerator({ ...outside, parallelism: settings.applyParallelism });
-  const materializer = createPodMaterializer({ ...outside, waitMs: settings.podWaitMs ?? 1_500 });
-  const injector = createPodInjector(outside);
+  const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces };
   // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
-  const allNames = (): Set<string> =>
-    new Set([
-      ...catalog.names(),
-      ...caches.copies.list().flatMap((copy) => copyTriggers({ current: copy })),
-    ]);
-  const sweeper = createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) });
-
-  /** Watches the sources and the copied kinds the distributions name, and no others. */
-  function follow(): void {
-    const distributions = catalog.list();
-    caches.sources.follow(sourcesOf(distributions));
-    const before = caches.copies.followed();
-    caches.copies.follow(kindsOf(distributions));
-    const after = caches.copies.followed();
-    for (const kind of before) if (!after.includes(kind)) metrics.kindsWatched.set({ kind }, 0);
-    for (const kind of after) metrics.kindsWatched.set({ kind }, 1);
-    metrics.sourcesWatched.set(caches.sources.size());
-  }
-
-  // Every replica follows them: its namespace generator copies too. Once per burst of changes (a
-  // relist brings every distribution at once), not once per change.
-  let followScheduled = false;
-  function followSoon(): void {
-    if (followScheduled) return;
-    followScheduled = true;
-    queueMicrotask(() => {
-      followScheduled = false;
-      if (!stopping) follow();
-    });
-  }
-
-  /** Distributions name sources and kinds; a copy gone may have been the last of its kind. */
-  function changesWhatIsFollowed(event: CacheChange): boolean {
-    if (event.resource === 'copies') return event.change.current === undefined;
-    return event.resource === 'distributions' || event.resource === 'objectsyncs' || event.resource === 'copy-deleted';
-  }
-
-  function onCacheChange(event: CacheChange): void {
-    // A deleted copy may have been the last one holding its kind's watch.
-    if (changesWhatIsFollowed(event)) followSoon();
-    if (event.resource !== 'namespaces') {
-      if (leading) queue.addAll(namesFor(event));
-      return;
-    }
-    const name = event.change.current?.info.name ?? event.change.old?.info.name ?? '';
-    generator.namespaceChanged(name);
-    if (!leading) return;
-    // A namespace the generator is writing copies into: reconcile once it is done, so that the
-    // reconciler finds those copies in the cache instead of racing to write the same objects.
-    void generator.settled(name).then(() => {
-      if (leading) queue.addAll(namesFor(event));
-    });
-  }
-
-  function namesFor(event: CacheChange): string[] {
-    switch (event.resource) {
-      case 'distributions':
-        return distributionTriggers(event.change);
-      case 'namespaces':
-        return namespaceTriggers(
-          { old: event.change.old?.info, current: event.change.current?.info },
-          catalog.list(),
-          settings.forbiddenNamespaces,
-        );
-      case 'copies':
-        return copyTriggers(event.change);
-      case 'sources':
-        return sourceTriggers(event.key, catalog.list());
-      case 'kinds':
-        return kindTriggers(event.key, catalog.list());
-      case 'objectsyncs':
-        return objectSyncTriggers(event.change, caches.kinds);
-      case 'copy-deleted':
-        return [];
-    }
-  }
-
-  function startLeading(): void {
-    if (stopping) return;
-    leading = true;
-    metrics.isLeader.set(1);
-    queue.start();
-    sweeper.start();
-  }
-
-  /** Resolves once no reconcile runs, also when leadership already ended (stop() must wait for those). */
-  function stopLeading(): Promise<void> {
-    if (leading) {
-      leading = false;
-      metrics.isLeader.set(0);
-      sweeper.stop();
-    }
-    return queue.stop();
-  }
-
-  const elector = election.enabled
-    ? new LeaderElector({
-        ...election,
-        store: leaseStoreFromApi(api, election.leaseNamespace, election.leaseName),
-        clock,
-        log,
-        onStartedLeading: startLeading,
-        onStoppedLeading: () => void stopLeading(),
-      })
-    : undefined;
-
+  const allNames = (): Set<string> => new Set([...catalog.names(), ...caches.copies.list().flatMap((copy) => copyTriggers({ current: copy }))]);
   return {
     requests,
     caches,
-    start: async () => {
-      caches.start();
-      await caches.whenSynced();
-      follow();
-      await caches.copies.whenSynced();
-      log.info({ distributions: caches.distributions.size, namespaces: caches.namespaces.size, copies: caches.copies.size }, 'caches synced');
-      // Only now: a leader reconciling from empty caches would take every copy for an orphan.
-      if (elector) elector.start();
-      else startLeading();
-    },
-    stop: async () => {
-      stopping = true;
-      // Finish the writes in flight while the lease is still ours, then hand it over.
-      await stopLeading();
-      await elector?.stop();
-      await generator.stop();
-      caches.stop();
-    },
-    synced: () => caches.synced(),
-    isLeader: () => leading,
+    catalog,
+    queue,
+    sweeper: createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) }),
+    generator: createGenerator({ ...outside, parallelism: applyParallelism }),
+    materializer: createPodMaterializer({ ...outside, waitMs: settings.podWaitMs ?? 1_500 }),
+    injector: createPodInjector(outside),
+  };
+}
+
+/** The admission side of the contract: what every replica answers from its caches. */
+function admissionSide(parts: Parts, deps: ControllerDeps): Pick<Controller, 'namespaceAdmitted' | 'namespaceExists' | 'previewPlan' | 'podAdmitted' | 'podInjection'> {
+  const { caches, generator, materializer, injector } = parts;
+  return {
     namespaceAdmitted: (ns) => {
-      if (settings.namespaceGeneration !== false) generator.namespaceAdmitted(ns);
+      if (deps.settings.namespaceGeneration !== false) generator.namespaceAdmitted(ns);
     },
     podAdmitted: (namespace, refs, options) => materializer.materialize(namespace, refs, options),
     podInjection: (namespace, pod) => injector.inject(namespace, pod),
-    previewPlan: createPlanPreviewer({ caches, clock, forbiddenNamespaces: settings.forbiddenNamespaces }),
+    previewPlan: createPlanPreviewer({ caches, clock: deps.clock, forbiddenNamespaces: deps.settings.forbiddenNamespaces }),
     namespaceExists: (name) => {
       if (!caches.synced()) return undefined;
       const ns = caches.namespaces.get(name);
       return ns !== undefined && !ns.info.terminating;
     },
+  };
+}
+
+export function createController(deps: ControllerDeps): RunningController {
+  const { log, metrics, settings } = deps;
+  let stopping = false;
+  // The caches report changes from their start on; routing exists by then (it needs the parts).
+  let route: (change: CacheChange) => void = () => undefined;
+  const parts = buildParts(deps, (change) => route(change));
+  const { requests, caches, queue, sweeper, generator } = parts;
+  const leadership = createLeadership({
+    election: settings.leaderElection,
+    api: requests.api,
+    clock: deps.clock,
+    log,
+    metrics,
+    queue,
+    sweeper,
+    stopping: () => stopping,
+  });
+  const routing = createCacheRouting({
+    caches,
+    catalog: parts.catalog,
+    generator,
+    metrics,
+    forbiddenNamespaces: settings.forbiddenNamespaces,
+    enqueue: (names) => queue.addAll(names),
+    leading: () => leadership.leading(),
+    stopping: () => stopping,
+  });
+  route = (change) => routing.onCacheChange(change);
+
+  return {
+    requests,
+    caches,
+    ...admissionSide(parts, deps),
+    start: async () => {
+      caches.start();
+      await caches.whenSynced();
+      routing.follow();
+      await caches.copies.whenSynced();
+      log.info({ distributions: caches.distributions.size, namespaces: caches.namespaces.size, copies: caches.copies.size }, 'caches synced');
+      // Only now: a leader reconciling from empty caches would take every copy for an orphan.
+      leadership.start();
+    },
+    stop: async () => {
+      stopping = true;
+      // Finish the writes in flight while the lease is still ours, then hand it over.
+      await leadership.stop();
+      await generator.stop();
+      caches.stop();
+    },
+    synced: () => caches.synced(),
+    isLeader: () => leadership.leading(),
     sweepNow: () => {
-      if (leading) sweeper.sweep();
+      if (leadership.leading()) sweeper.sweep();
     },
     idle: async () => {
       // Generations first: a namespace's reconciles are queued once its generation is done.

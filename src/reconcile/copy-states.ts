@@ -16,6 +16,8 @@ function stateOf(outcome: Outcome): CopyState | undefined {
 
 export class CopyStates {
   private readonly byDistribution = new Map<string, Record<CopyState, number>>();
+  /** The sums over every distribution, kept as each changes: a pass publishes in constant time, not in the number of distributions. */
+  private readonly totals: Record<CopyState, number> = { 'in-sync': 0, conflict: 0, 'namespace-missing': 0, failed: 0 };
 
   constructor(private readonly gauge: Metrics['copies']) {}
 
@@ -25,19 +27,20 @@ export class CopyStates {
       const state = stateOf(outcome);
       if (state) counts[state] += 1;
     }
-    this.byDistribution.set(name, counts);
-    this.publish();
+    this.replace(name, counts);
   }
 
   forget(name: string): void {
-    if (this.byDistribution.delete(name)) this.publish();
+    if (this.byDistribution.has(name)) this.replace(name, undefined);
   }
 
-  private publish(): void {
+  private replace(name: string, counts: Record<CopyState, number> | undefined): void {
+    const old = this.byDistribution.get(name);
+    if (counts === undefined) this.byDistribution.delete(name);
+    else this.byDistribution.set(name, counts);
     for (const state of STATES) {
-      let total = 0;
-      for (const counts of this.byDistribution.values()) total += counts[state];
-      this.gauge.set({ state }, total);
+      this.totals[state] += (counts?.[state] ?? 0) - (old?.[state] ?? 0);
+      this.gauge.set({ state }, this.totals[state]);
     }
   }
 }

@@ -5,11 +5,15 @@
 // distributions, whichever API they came from.
 import type { Clock } from '../domain/clock.js';
 import { canonicalJson } from '../domain/hash.js';
+import { podCopyKey, podReferenceKeys } from '../domain/pending-copies.js';
+import { injectionMode } from '../domain/pod-injection.js';
+import type { PodReferences } from '../domain/pod-references.js';
 import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
-import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type Resource, type ResourceDistribution } from '../domain/types.js';
+import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
-import type { Caches } from '../k8s/caches.js';
+import { DISTRIBUTIONS_BY_CANDIDATE, DISTRIBUTIONS_BY_POD_COPY, DISTRIBUTIONS_INJECTING, type Caches } from '../k8s/caches.js';
+import { candidateKeys, namespaceKeys } from '../domain/targets.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { isNotFound } from '../k8s/errors.js';
 
@@ -17,6 +21,14 @@ export interface DistributionCatalog {
   get(name: string): ResourceDistribution | undefined;
   list(): ResourceDistribution[];
   names(): string[];
+  /** Those whose copy a pod naming these Secrets and ConfigMaps would use (looked up, never a scan of every distribution). */
+  referencing(refs: PodReferences): ResourceDistribution[];
+  /** Those that inject image-pull Secrets into pods (looked up likewise). */
+  injecting(): ResourceDistribution[];
+  /** Of those, the ones whose targets can include `ns` (their rules decide whether they do). */
+  injectingInto(ns: NamespaceInfo): ResourceDistribution[];
+  /** Those whose targets can include `ns` (looked up; their rules decide whether they do). */
+  targeting(ns: Pick<NamespaceInfo, 'name' | 'labels'>): ResourceDistribution[];
   /**
    * A live answer for the one decision a lagging cache must not make alone (deleting every copy
    * of a distribution it no longer holds): whether it still exists. `copies` are its copies.
@@ -126,7 +138,28 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     }
   }
 
+  /** Some of the cached ResourceDistributions, and the ObjectSync distributions that pass `keep`, as list() serves them. */
+  function served(some: ResourceDistribution[], keep: (rd: ResourceDistribution) => boolean): ResourceDistribution[] {
+    const synced = fromObjectSyncs();
+    return [...unshadowed(some, synced), ...synced.filter(keep).map(withStatus)];
+  }
+
+  function targeting(ns: Pick<NamespaceInfo, 'name' | 'labels'>): ResourceDistribution[] {
+    const keys = namespaceKeys(ns);
+    const found = new Map<string, ResourceDistribution>();
+    for (const key of keys) for (const rd of caches.distributions.byIndex(DISTRIBUTIONS_BY_CANDIDATE, key)) found.set(rd.metadata.name, rd);
+    return served([...found.values()], (rd) => rd.spec?.targets !== undefined && candidateKeys(rd.spec.targets).some((key) => keys.includes(key)));
+  }
+
   return {
+    referencing: (refs) => {
+      const keys = podReferenceKeys(refs);
+      const indexed = keys.flatMap((key) => caches.distributions.byIndex(DISTRIBUTIONS_BY_POD_COPY, key));
+      return served(indexed, (rd) => keys.includes(podCopyKey(rd) ?? ''));
+    },
+    injecting: () => served(caches.distributions.byIndex(DISTRIBUTIONS_INJECTING, 'yes'), (rd) => injectionMode(rd) !== undefined),
+    injectingInto: (ns) => targeting(ns).filter((rd) => injectionMode(rd) !== undefined),
+    targeting,
     get: (name) => {
       const rd = (isReserved(name) ? fromObjectSyncs().find((candidate) => candidate.metadata.name === name) : undefined) ?? caches.distributions.get(name);
       return rd === undefined ? undefined : withStatus(rd);

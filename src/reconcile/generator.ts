@@ -22,7 +22,7 @@ export interface GeneratorDeps {
   api: ClusterApi;
   caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
   /** The distributions, of either API. */
-  catalog: Pick<DistributionCatalog, 'list'>;
+  catalog: Pick<DistributionCatalog, 'targeting'>;
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
@@ -126,8 +126,9 @@ export function createGenerator(deps: GeneratorDeps): Generator {
   }
 
   async function writeCopies(ns: NamespaceInfo): Promise<number> {
+    // Looked up by the namespace's name and labels: a new namespace costs the distributions that may target it, not all of them.
     const matching = deps.catalog
-      .list()
+      .targeting(ns)
       .filter((rd) => !rd.metadata.deletionTimestamp && isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces)))
       .flatMap((rd) => {
         // A source not read yet, or missing: the reconciler handles it once it is known.

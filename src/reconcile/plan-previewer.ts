@@ -7,6 +7,7 @@ import type { Clock } from '../domain/clock.js';
 import type { PlannedAction, Resource, ResourceDistribution } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import { resolveDistribution } from './distributable.js';
+import { targetNamespaces } from './target-namespaces.js';
 
 export type PlanPreviewer = (rd: ResourceDistribution) => PlannedAction[] | undefined;
 
@@ -27,7 +28,7 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
       const sameKind = kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
       if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
     }
-    const namespaces = caches.namespaces.list().map((ns) => ns.info);
+    const namespaces = targetNamespaces(resolved, caches);
     return previewDistribution({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
   };
 }

@@ -5,7 +5,7 @@
 import { classifyExisting } from '../domain/copy.js';
 import { templateHash } from '../domain/hash.js';
 import { isCoreDataKind, kindKeyOf } from '../domain/kinds.js';
-import { podInjection, type InjectionCandidate, type PodInjection } from '../domain/pod-injection.js';
+import { injectionMode, podInjection, type InjectionCandidate, type PodInjection } from '../domain/pod-injection.js';
 import { registryKeys, type RegistryKey } from '../domain/registry-credentials.js';
 import { reportedConflict } from '../domain/status.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
@@ -24,19 +24,13 @@ export interface PodInjector {
 export interface PodInjectorDeps {
   api: Pick<ClusterApi, 'getNamespace'>;
   caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
-  catalog: Pick<DistributionCatalog, 'list'>;
+  catalog: Pick<DistributionCatalog, 'injecting' | 'injectingInto'>;
   log: Logger;
   forbiddenNamespaces: readonly string[];
 }
 
 const NONE: PodInjection = { names: [], patch: [] };
 
-/** How the distribution injects, or undefined when it does not. */
-function injectionMode(rd: ResourceDistribution): InjectionCandidate['mode'] | undefined {
-  const mode = rd.spec?.imagePullSecretInjection;
-  return mode === 'Always' || mode === 'MatchingImages' ? mode : undefined;
-}
-const injects = (rd: ResourceDistribution): boolean => injectionMode(rd) !== undefined;
 const MAX_REMEMBERED = 1024;
 
 export function createPodInjector(deps: PodInjectorDeps): PodInjector {
@@ -69,7 +63,7 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
 
   /** The distribution, resolved, if it injects into `ns` a registry Secret whose copy there may be named. */
   function injecting(rd: ResourceDistribution, ns: NamespaceInfo): ResolvedDistribution | undefined {
-    if (!injects(rd) || rd.metadata.deletionTimestamp !== undefined) return undefined;
+    if (injectionMode(rd) === undefined || rd.metadata.deletionTimestamp !== undefined) return undefined;
     if (!isTargeted(rd.spec.targets, ns, forbiddenFor(rd, deps.forbiddenNamespaces))) return undefined;
     const resolution = resolveDistribution(rd, caches);
     if (resolution.state !== 'ready') return undefined;
@@ -79,7 +73,7 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
   }
 
   function candidates(ns: NamespaceInfo): InjectionCandidate[] {
-    return deps.catalog.list().flatMap((rd): InjectionCandidate[] => {
+    return deps.catalog.injectingInto(ns).flatMap((rd): InjectionCandidate[] => {
       const mode = injectionMode(rd);
       const resolved = injecting(rd, ns);
       if (mode === undefined || resolved === undefined) return [];
@@ -95,7 +89,7 @@ export function createPodInjector(deps: PodInjectorDeps): PodInjector {
   return {
     inject: (namespace, pod) => {
       // A namespace not cached yet is read only if anything injects at all.
-      if (caches.namespaces.get(namespace) === undefined && !deps.catalog.list().some(injects)) return NONE;
+      if (caches.namespaces.get(namespace) === undefined && deps.catalog.injecting().length === 0) return NONE;
       const ns = podNamespace(deps, namespace);
       if (!(ns instanceof Promise)) return injectIn(ns, pod);
       return ns.then((found) => (found === undefined ? NONE : injectIn(found, pod)));

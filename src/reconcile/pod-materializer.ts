@@ -34,7 +34,7 @@ export interface PodMaterializer {
 export interface PodMaterializerDeps {
   api: Pick<ClusterApi, 'getNamespace' | 'getCopy'>;
   caches: Pick<Caches, 'namespaces' | 'copies' | 'sources' | 'kinds'>;
-  catalog: Pick<DistributionCatalog, 'list'>;
+  catalog: Pick<DistributionCatalog, 'referencing'>;
   writer: CopyWriter;
   clock: Clock;
   log: Logger;
@@ -63,7 +63,7 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
   const { caches, log } = deps;
 
   function resolved(refs: PodReferences): ResolvedDistribution[] {
-    return referencedBy(deps.catalog.list(), refs).flatMap((rd) => {
+    return referencedBy(deps.catalog.referencing(refs), refs).flatMap((rd) => {
       const resolution = resolveDistribution(rd, caches);
       return resolution.state === 'ready' ? [resolution.rd] : [];
     });

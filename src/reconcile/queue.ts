@@ -34,6 +34,13 @@ export class WorkQueue {
   private readonly turns = new Map<string, Set<string>>();
   private readonly inFlight = new Map<string, Promise<void>>();
   private readonly heavyInFlight = new Set<string>();
+  /**
+   * Whether each waiting name is heavy, as judged when it was queued: a dequeue that must pass
+   * over heavy names (their slots taken) then tests each with a lookup, and stops at once when no
+   * light name waits, instead of counting every waiting distribution's copies again.
+   */
+  private readonly waitingHeavy = new Map<string, boolean>();
+  private lightWaiting = 0;
   private readonly dirty = new Set<string>();
   private readonly failures = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
@@ -66,6 +73,8 @@ export class WorkQueue {
     this.retryTimers.clear();
     this.ready.clear();
     this.turns.clear();
+    this.waitingHeavy.clear();
+    this.lightWaiting = 0;
     this.dirty.clear();
     this.failures.clear();
     this.reportDepth();
@@ -128,12 +137,24 @@ export class WorkQueue {
     if (names === undefined) this.turns.set(group, new Set([name]));
     else names.add(name);
     this.ready.add(name);
+    if (this.waitingHeavy.has(name)) return;
+    const heavy = this.options.isHeavy?.(name) === true;
+    this.waitingHeavy.set(name, heavy);
+    if (!heavy) this.lightWaiting += 1;
+  }
+
+  private leaveWaiting(name: string): void {
+    if (this.waitingHeavy.get(name) === false) this.lightWaiting -= 1;
+    this.waitingHeavy.delete(name);
   }
 
   /** Whether `name` may take a worker now: a heavy one only while another worker stays free for the rest. */
   private mayStart(name: string): boolean {
-    const heavySlots = Math.max(1, this.options.concurrency - 1);
-    return this.heavyInFlight.size < heavySlots || this.options.isHeavy?.(name) !== true;
+    return !this.heavySlotsTaken() || this.waitingHeavy.get(name) !== true;
+  }
+
+  private heavySlotsTaken(): boolean {
+    return this.heavyInFlight.size >= Math.max(1, this.options.concurrency - 1);
   }
 
   /**
@@ -141,6 +162,7 @@ export class WorkQueue {
    * then goes to the back.
    */
   private dequeue(): string | undefined {
+    if (this.lightWaiting === 0 && this.heavySlotsTaken()) return undefined;
     for (const [group, names] of this.turns) {
       const name = names.values().next().value as string;
       if (!this.mayStart(name)) continue;
@@ -148,6 +170,7 @@ export class WorkQueue {
       this.turns.delete(group);
       if (names.size > 0) this.turns.set(group, names);
       this.ready.delete(name);
+      this.leaveWaiting(name);
       return name;
     }
     return undefined;

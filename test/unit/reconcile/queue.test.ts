@@ -209,6 +209,27 @@ describe('WorkQueue fairness', () => {
     await stopped;
   });
 
+  it('judges each waiting name once, not at every dequeue that passes over it', async () => {
+    const asked = new Map<string, number>();
+    const heavy = (name: string): boolean => {
+      asked.set(name, (asked.get(name) ?? 0) + 1);
+      return name.startsWith('big-');
+    };
+    const { queue, started, finish } = controlledQueue(4, undefined, heavy);
+    queue.start();
+    queue.addAll(Array.from({ length: 100 }, (_, i) => `big-${i}`));
+    for (let i = 0; i < 5; i++) {
+      queue.add(`small-${i}`);
+      await finish(`small-${i}`);
+    }
+    expect(started.filter((name) => name.startsWith('small-'))).toHaveLength(5);
+    // Once when queued, once more when started: never once per dequeue scanning past them.
+    expect(Math.max(...asked.values())).toBeLessThanOrEqual(2);
+    const stopped = queue.stop();
+    for (const name of ['big-0', 'big-1', 'big-2']) await finish(name);
+    await stopped;
+  });
+
   it('runs heavy names all the same with a single worker', async () => {
     const { queue, started, finish } = controlledQueue(1, undefined, () => true);
     queue.start();

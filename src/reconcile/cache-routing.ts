@@ -1,0 +1,102 @@
+// What the controller does with each cache change, as controller-runtime's builder wires watches to
+// handlers: map the change to distribution names (pure triggers) and enqueue them (leader only);
+// hand namespace changes to the generator first; and keep the sources and copied kinds that are
+// watched in line with what the distributions name.
+import type { Metrics } from '../metrics.js';
+import type { CacheChange, Caches } from '../k8s/caches.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
+import type { Generator } from './generator.js';
+import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, objectSyncTriggers, sourcesOf, sourceTriggers } from './triggers.js';
+
+export interface CacheRoutingDeps {
+  caches: Pick<Caches, 'sources' | 'copies' | 'kinds'>;
+  catalog: Pick<DistributionCatalog, 'list' | 'targeting'>;
+  generator: Pick<Generator, 'namespaceChanged' | 'settled'>;
+  metrics: Pick<Metrics, 'kindsWatched' | 'sourcesWatched'>;
+  forbiddenNamespaces: readonly string[];
+  enqueue(names: readonly string[]): void;
+  leading(): boolean;
+  stopping(): boolean;
+}
+
+export interface CacheRouting {
+  onCacheChange(event: CacheChange): void;
+  /** Watches the sources and the copied kinds the distributions name, and no others. */
+  follow(): void;
+}
+
+/** Distributions name sources and kinds; a copy gone may have been the last of its kind. */
+function changesWhatIsFollowed(event: CacheChange): boolean {
+  if (event.resource === 'copies') return event.change.current === undefined;
+  return event.resource === 'distributions' || event.resource === 'objectsyncs' || event.resource === 'copy-deleted';
+}
+
+/** The distribution names a change concerns. */
+function namesFor(deps: CacheRoutingDeps, event: CacheChange): string[] {
+  switch (event.resource) {
+    case 'distributions':
+      return distributionTriggers(event.change);
+    case 'namespaces': {
+      // Only the distributions that may target the namespace, before or after: looked up, not all of them.
+      const { old, current } = { old: event.change.old?.info, current: event.change.current?.info };
+      const concerned = [...(old ? deps.catalog.targeting(old) : []), ...(current ? deps.catalog.targeting(current) : [])];
+      return namespaceTriggers({ old, current }, concerned, deps.forbiddenNamespaces);
+    }
+    case 'copies':
+      return copyTriggers(event.change);
+    case 'sources':
+      return sourceTriggers(event.key, deps.catalog.list());
+    case 'kinds':
+      return kindTriggers(event.key, deps.catalog.list());
+    case 'objectsyncs':
+      return objectSyncTriggers(event.change, deps.caches.kinds);
+    case 'copy-deleted':
+      return [];
+  }
+}
+
+export function createCacheRouting(deps: CacheRoutingDeps): CacheRouting {
+  const { caches, metrics } = deps;
+
+  function follow(): void {
+    const distributions = deps.catalog.list();
+    caches.sources.follow(sourcesOf(distributions));
+    const before = caches.copies.followed();
+    caches.copies.follow(kindsOf(distributions));
+    const after = caches.copies.followed();
+    for (const kind of before) if (!after.includes(kind)) metrics.kindsWatched.set({ kind }, 0);
+    for (const kind of after) metrics.kindsWatched.set({ kind }, 1);
+    metrics.sourcesWatched.set(caches.sources.size());
+  }
+
+  // Every replica follows them: its namespace generator copies too. Once per burst of changes (a
+  // relist brings every distribution at once), not once per change.
+  let followScheduled = false;
+  function followSoon(): void {
+    if (followScheduled) return;
+    followScheduled = true;
+    queueMicrotask(() => {
+      followScheduled = false;
+      if (!deps.stopping()) follow();
+    });
+  }
+
+  function onCacheChange(event: CacheChange): void {
+    // A deleted copy may have been the last one holding its kind's watch.
+    if (changesWhatIsFollowed(event)) followSoon();
+    if (event.resource !== 'namespaces') {
+      if (deps.leading()) deps.enqueue(namesFor(deps, event));
+      return;
+    }
+    const name = event.change.current?.info.name ?? event.change.old?.info.name ?? '';
+    deps.generator.namespaceChanged(name);
+    if (!deps.leading()) return;
+    // A namespace the generator is writing copies into: reconcile once it is done, so that the
+    // reconciler finds those copies in the cache instead of racing to write the same objects.
+    void deps.generator.settled(name).then(() => {
+      if (deps.leading()) deps.enqueue(namesFor(deps, event));
+    });
+  }
+
+  return { onCacheChange, follow };
+}

@@ -1,0 +1,82 @@
+// The reconciler's deletes beyond the plan: copies of a distribution that is gone (orphans), all
+// copies of one whose namespaced origin is being deleted, and strays of a template that changed
+// kind or name. Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
+import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
+import { kindKeyOf } from '../domain/kinds.js';
+import { isDistributionRef } from '../domain/ownership.js';
+import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type ResolvedDistribution, type Resource, type ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { Caches } from '../k8s/caches.js';
+import { deleteOf, needsRetry, type ApplyAll, type Planned } from './action-applier.js';
+import type { WriteOutcome } from './copy-writer.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
+import type { ProcessResult } from './queue.js';
+
+export interface CopyRemovalDeps {
+  caches: Pick<Caches, 'copies'>;
+  catalog: Pick<DistributionCatalog, 'exists' | 'release'>;
+  applyAll: ApplyAll;
+  log: Logger;
+}
+
+export interface CopyRemoval {
+  /** The distribution is not in the cache: delete the copies still tied to it, once a live read confirms it is gone. */
+  removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult>;
+  /** Deletes every copy the distribution controls, then lets its origin go once none is left. */
+  removeCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<{ result: ProcessResult; outcomes: WriteOutcome[] }>;
+  /** Deletes of copies of another kind or name than the template's that this very distribution controls. */
+  strayDeletes(rd: ResolvedDistribution): Planned[];
+}
+
+const plannedDelete = (copy: Resource): Planned => ({ action: deleteOf(copy), kind: kindKeyOf(copy.apiVersion, copy.kind) });
+
+/**
+ * Only copies still tied to the distribution: one without a controller reference (or ObjectSync
+ * annotation) was orphaned on purpose (deleted with propagation Orphan: the garbage collector
+ * removed the reference).
+ */
+function isTiedTo(name: string, copy: Resource): boolean {
+  const controller = controllerOf(copy);
+  const tied = controller === undefined ? copy.metadata.annotations?.[ANNOTATION_OBJECT_SYNC] !== undefined : isDistributionRef(controller, name);
+  return copy.metadata.annotations?.[ANNOTATION_FROM] === name && tied;
+}
+
+export function createCopyRemoval(deps: CopyRemovalDeps): CopyRemoval {
+  const { caches, catalog, applyAll, log } = deps;
+  return {
+    /**
+     * The garbage collector removes a deleted distribution's copies, and so do we where it has not
+     * (copies orphaned while no controller ran). The distribution cache may lag behind the copy
+     * cache (separate watches; another replica's generator writing for a distribution just
+     * created), so one live read confirms it is gone before anything is deleted.
+     */
+    async removeOrphans(name, signal) {
+      const orphans = caches.copies.byDistribution(name).filter((copy) => isTiedTo(name, copy));
+      if (orphans.length === 0) return 'done';
+      if (await catalog.exists(name, orphans)) {
+        log.debug({ name }, 'distribution not cached yet; its copies are no orphans');
+        return 'retry';
+      }
+      log.info({ name, orphans: orphans.length }, 'removing copies of a deleted distribution');
+      const outcomes = await applyAll(orphans.map(plannedDelete), signal);
+      return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
+    },
+    /** Its (namespaced) origin is being deleted, or its source is gone and its copies go with it. */
+    async removeCopies(rd, signal) {
+      const ours = caches.copies.byDistribution(rd.metadata.name).filter((copy) => isControlledBy(rd, copy));
+      const outcomes = await applyAll(ours.map(plannedDelete), signal);
+      if (signal.aborted || needsRetry(outcomes)) return { result: 'retry', outcomes };
+      if (rd.metadata.deletionTimestamp !== undefined) await catalog.release(rd);
+      return { result: 'done', outcomes };
+    },
+    /** A template changed behind admission's back; a copy merely naming it was orphaned or made by another distribution of the same name. */
+    strayDeletes(rd) {
+      const { apiVersion, kind, metadata } = rd.spec.resource;
+      const key = kindKeyOf(apiVersion, kind);
+      return caches.copies
+        .byDistribution(rd.metadata.name)
+        .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
+        .map(plannedDelete);
+    },
+  };
+}
