@@ -206,6 +206,11 @@ export function kubeletConfig({ paths, network, clientCaFile, cgroupRoot }: Kube
     evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
     imageGCHighThresholdPercent: 100,
     imageGCLowThresholdPercent: 99,
+    // The default (Watch) gives its per-object watch one second to sync before a mount fails with
+    // "failed to sync secret cache" and is retried: with 50 pods starting on 2 cores that second
+    // is the API server's load, not whether the object exists. Get reads it at mount time, so a
+    // FailedMount here means the Secret or ConfigMap was not there.
+    configMapAndSecretChangeDetectionStrategy: 'Get',
   });
 }
 
