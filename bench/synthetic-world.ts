@@ -22,13 +22,13 @@ export interface WorldShape {
 
 export type DistributionShape = 'all-namespaces' | 'selector' | 'list';
 
-export const WRITTEN_AT = new Date('2026-11-01T00:00:00Z');
+const WRITTEN_AT = new Date('2026-11-01T00:00:00Z');
 
 export function namespaceName(index: number): string {
   return `ns-${String(index).padStart(6, '0')}`;
 }
 
-export function teamOf(shape: WorldShape, index: number): string {
+function teamOf(shape: WorldShape, index: number): string {
   return `t${index % shape.teams}`;
 }
 
@@ -45,7 +45,7 @@ export function distributionCount(shape: WorldShape): number {
   return shape.allNamespaces + shape.selectors + shape.lists;
 }
 
-export function shapeOf(shape: WorldShape, index: number): DistributionShape {
+function shapeOf(shape: WorldShape, index: number): DistributionShape {
   if (index < shape.allNamespaces) return 'all-namespaces';
   return index < shape.allNamespaces + shape.selectors ? 'selector' : 'list';
 }
