@@ -79,9 +79,11 @@ function deniedLines(
  * distribution writes. Returns one denial line per namespace (or one for "every namespace"), empty when allowed.
  * Review failures propagate: the caller answers `errored`, which denies.
  *
- * When the reviewer remembers every answer (the usual case: one author, a cache), the lines come
- * back at once rather than as a promise; only the questions it must ask are sent, `parallelism`
- * at a time.
+ * The cheapest sufficient question first: where many namespaces ask the same verb of the same
+ * resource, one cluster-wide review answers them all when the author holds it cluster-wide, and
+ * those namespaces are then not even listed as questions. When the reviewer remembers every answer
+ * (the usual case: one author, a cache), the lines come back at once rather than as a promise;
+ * only the questions it must ask are sent, `parallelism` at a time.
  */
 export function missingAccess(
   reviewer: AccessReviewer,
@@ -91,33 +93,50 @@ export function missingAccess(
   parallelism = 8,
 ): string[] | Promise<string[]> {
   const subject = subjectOf(user);
+  const groups = questionGroups(subject, access);
+  const wide = groups.flatMap((group) =>
+    group.namespaces.length >= CLUSTER_WIDE_FIRST && !group.namespaces.includes('') ? group.verbs.map((verb) => ({ group, verb })) : [],
+  );
+  return then(ask(reviewer, wide.map(({ group, verb }) => ({ ...group.question, verb, namespace: '' })), parallelism, signal), (wideAnswers) => {
+    const answered = new Set(wide.flatMap(({ group, verb }, i) => (wideAnswers[i]?.allowed === true ? [`${groups.indexOf(group)} ${verb}`] : [])));
+    const checks: AccessCheck[] = [];
+    const stops = new Set<AccessCheck>();
+    groups.forEach((group, g) => {
+      const verbs = group.verbs.filter((verb) => !answered.has(`${g} ${verb}`));
+      if (verbs.length === 0) return;
+      for (const namespace of group.namespaces) {
+        for (const verb of verbs) {
+          const check = { ...group.question, verb, namespace };
+          if (group.stop) stops.add(check);
+          checks.push(check);
+        }
+      }
+    });
+    return then(ask(reviewer, checks, parallelism, signal), (answers) => deniedLines(subject, access, checks, answers, stops));
+  });
+}
+
+/** Questions (verbs of a resource, maybe of one named object) asked of several namespaces ('' for every namespace). */
+interface QuestionGroup {
+  question: Omit<AccessCheck, 'namespace' | 'verb'>;
+  verbs: readonly string[];
+  namespaces: readonly string[];
+  /** Deletions an update causes (their denials read differently). */
+  stop: boolean;
+}
+
+/** The questions `access` raises, in the order their denials are told: the source, the writes, the binds, the deletions. */
+function questionGroups(subject: Subject, access: RequiredAccess): QuestionGroup[] {
   const namespaces = access.namespaces === 'all' ? [''] : access.namespaces;
   const { group, resource, source, bind } = access;
-  const checks: AccessCheck[] = namespaces.flatMap((namespace) => access.verbs.map((verb) => ({ subject, verb, group, resource, namespace })));
-  if (source !== undefined) checks.unshift({ subject, verb: 'get', group, resource, namespace: source.namespace, name: source.name });
-  if (bind !== undefined) {
-    checks.push(...namespaces.map((namespace) => ({ subject, verb: 'bind', group: RBAC_GROUP, resource: bind.resource, namespace, name: bind.name })));
-  }
-  const stops = new Set<AccessCheck>();
+  const groups: QuestionGroup[] = [];
+  if (source !== undefined) groups.push({ question: { subject, group, resource, name: source.name }, verbs: ['get'], namespaces: [source.namespace], stop: false });
+  groups.push({ question: { subject, group, resource }, verbs: access.verbs, namespaces, stop: false });
+  if (bind !== undefined) groups.push({ question: { subject, group: RBAC_GROUP, resource: bind.resource, name: bind.name }, verbs: ['bind'], namespaces, stop: false });
   for (const stop of access.stops ?? []) {
-    for (const namespace of stop.namespaces === 'all' ? [''] : stop.namespaces) {
-      const check = { subject, verb: 'delete', group: stop.group, resource: stop.resource, namespace };
-      stops.add(check);
-      checks.push(check);
-    }
+    groups.push({ question: { subject, group: stop.group, resource: stop.resource }, verbs: ['delete'], namespaces: stop.namespaces === 'all' ? [''] : stop.namespaces, stop: true });
   }
-  const answers = new Array<AccessAnswer | undefined>(checks.length);
-  const groups = sameQuestionGroups(checks);
-  const wideQuestions = groups.map((members) => ({ ...(checks[members[0] ?? 0] as AccessCheck), namespace: '' }));
-  return then(ask(reviewer, wideQuestions, parallelism, signal), (wide) => {
-    // Allowed cluster-wide answers every namespace of its group; denied, each is asked on its own.
-    groups.forEach((members, g) => members.forEach((i) => (answers[i] = wide[g]?.allowed === true ? wide[g] : undefined)));
-    const rest = checks.flatMap((_check, i) => (answers[i] === undefined ? [i] : []));
-    return then(ask(reviewer, rest.map((i) => checks[i] as AccessCheck), parallelism, signal), (asked) => {
-      rest.forEach((index, i) => (answers[index] = asked[i]));
-      return deniedLines(subject, access, checks, answers, stops);
-    });
-  });
+  return groups;
 }
 
 /** `fn` of a value that may be a promise: synchronous when it is not. */
@@ -127,23 +146,6 @@ function then<T, R>(value: T | Promise<T>, fn: (value: T) => R | Promise<R>): R 
 
 /** Below this many namespaces asking the same question, asking each is as cheap as asking cluster-wide first. */
 const CLUSTER_WIDE_FIRST = 3;
-
-/**
- * The cheapest sufficient question first: where many namespaces ask the same verb of the same
- * resource, one cluster-wide review answers them all when the author holds it cluster-wide.
- * Returns those groups, as indexes of `checks`.
- */
-function sameQuestionGroups(checks: readonly AccessCheck[]): number[][] {
-  const groups = new Map<string, number[]>();
-  checks.forEach((check, i) => {
-    if (check.namespace === '') return;
-    const key = JSON.stringify([check.verb, check.group, check.resource, check.name ?? '']);
-    const members = groups.get(key);
-    if (members === undefined) groups.set(key, [i]);
-    else members.push(i);
-  });
-  return [...groups.values()].filter((members) => members.length >= CLUSTER_WIDE_FIRST);
-}
 
 /**
  * The answers to `checks`, at once when the reviewer remembers them all; otherwise the questions

@@ -122,11 +122,11 @@ function planWith<T extends PlannedAction>(input: PlanInput, perTarget: (namespa
   const hash = hashResource(rd.spec.resource);
   const targetActions = targeted.map((namespace) => perTarget(namespace, existing.get(namespace), hash));
   const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));
-  const actions = [
-    ...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions),
-    ...missingActions,
-    ...deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces),
-  ];
+  // Most plans have no copy to delete: no sets of the (maybe 10,000) namespaces for them.
+  const deleteActions = existing.size === 0 ? [] : deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces);
+  const actions = [...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions), ...missingActions, ...deleteActions];
+  // `targeted` comes sorted: only actions of the other kinds need merging in.
+  if (missingActions.length === 0 && deleteActions.length === 0) return actions;
   return actions.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : 0));
 }
 
