@@ -131,11 +131,13 @@ export interface LocalNode {
   exec(command: string, args: readonly string[]): Promise<string>;
   /**
    * Stops the kubelet, containerd and every container, removes the node's namespaces, link,
-   * cgroups and files; rejects, naming them, if any of those is left afterwards.
+   * cgroups and files and its Node object; rejects, naming them, if any of those is left afterwards.
    */
   stop(): Promise<void>;
   /** What is left of this node on the machine (empty once stopped cleanly). */
   leftovers(): Promise<string[]>;
+  /** What `leftovers()` looks for, for a check made from another process (see nodeLeftovers). */
+  trace: NodeTrace;
 }
 
 const CGROUP_MOUNT = '/sys/fs/cgroup';
@@ -359,8 +361,10 @@ class RunningNode {
   /** From the `exit` hook: synchronous only. */
   private killNow(): void {
     for (const child of this.processes) child.killNow();
-    // SIGKILL to unshare: its child, pid 1 of the namespace, gets SIGKILL too (--kill-child), and with it every process there.
-    this.holder?.killNow();
+    // SIGTERM, not SIGKILL: pid 1 of the namespace then kills every process there and removes the
+    // node's cgroups on its own, after this process is gone (unshare ignores SIGTERM while it waits;
+    // SIGKILL to it would kill pid 1 at once, through --kill-child, and leave the cgroups behind).
+    this.holder?.killNow('SIGTERM');
     if (this.trace.link) {
       try {
         execFileSync('ip', ['link', 'delete', 'dev', this.trace.link], { stdio: 'ignore' });
@@ -464,8 +468,14 @@ async function boot(
       await writeFile(join(dir, 'hosts.toml'), registryHostsToml(host, join(dir, 'ca.crt')));
     },
     exec: async (command, args) => (await run('nsenter', [...inNode, command, ...args])).stdout,
-    stop: () => running.stop(),
+    stop: async () => {
+      await running.stop();
+      // A stopped node's registration would still read Ready for a while: the scheduler must not
+      // place pods on it. The plane may be gone already (its own stop removes everything).
+      await core.deleteNode({ name }).catch(() => undefined);
+    },
     leftovers: () => nodeLeftovers(trace),
+    trace,
   };
 }
 

@@ -19,8 +19,8 @@ export interface ManagedProcess {
   tail(bytes?: number): Promise<string>;
   /** SIGTERM to the process group, SIGKILL after `graceMs` (at once if 0); resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
-  /** SIGKILL to the process group without waiting (for the synchronous `exit` hook). */
-  killNow(): void;
+  /** `signal` (default SIGKILL) to the process group without waiting (for the synchronous `exit` hook). */
+  killNow(signal?: NodeJS.Signals): void;
 }
 
 /*
@@ -110,8 +110,8 @@ export function startProcess(name: string, command: string, args: readonly strin
     hasExited: () => done,
     tail: (bytes?: number) => readTail(logPath, bytes),
     stop,
-    killNow: () => {
-      if (!done) signalGroup(pid, 'SIGKILL');
+    killNow: (signal: NodeJS.Signals = 'SIGKILL') => {
+      if (!done) signalGroup(pid, signal);
     },
   };
 }

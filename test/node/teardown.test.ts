@@ -1,7 +1,11 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect, inject, it } from 'vitest';
-import { NODE_IMAGES, createImageBuilder, startNode, startRegistry, type LocalNode } from '../control-plane/index.js';
-import { adminKubeConfig, boundPod, uniqueName, waitForDefaultServiceAccount, waitForPhase } from './support.js';
+import { NODE_IMAGES, REPO_ROOT, createImageBuilder, nodeLeftovers, startNode, startRegistry, type LocalNode, type NodeTrace } from '../control-plane/index.js';
+import { adminKubeConfig, boundPod, uniqueName, waitFor, waitForDefaultServiceAccount, waitForPhase } from './support.js';
 
 const plane = inject('nodePlane');
 const shared = inject('node');
@@ -32,6 +36,27 @@ it('a node stopped while its pod runs leaves no process, mount, namespace, link,
   const conditions = (await core.readNode({ name: shared.name })).status?.conditions ?? [];
   expect(conditions.find((condition) => condition.type === 'Ready')?.status).toBe('True');
 });
+
+it('a node whose starter exits on SIGTERM before the graceful stop ends (as a test runner does) leaves nothing behind', async () => {
+  const name = uniqueName('rd-node-sigterm');
+  const starter = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, 'test/node/fixtures/node-starter.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, RD_NODE_STARTER: JSON.stringify({ ...plane, name }) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = once(starter, 'exit');
+  const [line = ''] = (await Promise.race([once(createInterface({ input: starter.stdout }), 'line'), exited.then(([code]) => [`exited with ${String(code)}`])])) as string[];
+  if (!line.startsWith('{')) throw new Error(`the node starter ${line}`);
+  const trace = JSON.parse(line) as NodeTrace;
+  expect(trace.cgroupRoot).toMatch(/^rd-node-/);
+  starter.kill('SIGTERM');
+  expect((await exited)[0]).toBe(143);
+  // Its registration would read Ready for a while: no pod of a later test may be scheduled there.
+  await core.deleteNode({ name });
+  // The node's pid 1 outlives its starter long enough to kill the node's processes and remove its cgroups.
+  const left = await waitFor('nothing of the node left', async () => ((await nodeLeftovers(trace)).length === 0 ? [] : undefined), 30_000).catch(async () => nodeLeftovers(trace));
+  expect(left).toEqual([]);
+}, 180_000);
 
 it('a registry and an image build storage, stopped, leave no process, mount or folder behind', async () => {
   const log = (): void => undefined;
