@@ -1,6 +1,7 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { seedSample } from '../../test/unit/builders.js';
-import { canonicalJson, hashResource } from './hash.js';
+import { canonicalJson, compareCodePoints, hashResource } from './hash.js';
 import type { Resource } from './types.js';
 
 describe('canonicalJson', () => {
@@ -63,5 +64,20 @@ describe('hashResource', () => {
     expect(hashResource(reordered)).toBe(hashResource(one));
     expect(hashResource({ ...one, data: { ...one.data, player_initial_lives: '4' } })).not.toBe(hashResource(one));
     expect(hashResource(one)).toMatch(/^[0-9a-f]{64}$/);
+  });
+});
+
+describe('compareCodePoints', () => {
+  /** The definition: the strings' code points (UTF-8 byte order), compared one by one. */
+  const reference = (a: string, b: string): number => {
+    const [left, right] = [Array.from(a, (c) => c.codePointAt(0) ?? 0), Array.from(b, (c) => c.codePointAt(0) ?? 0)];
+    for (let i = 0; i < Math.min(left.length, right.length); i++) if (left[i] !== right[i]) return (left[i] ?? 0) - (right[i] ?? 0);
+    return left.length - right.length;
+  };
+  const units = fc.string({ unit: fc.integer({ min: 0, max: 0xffff }).map((unit) => String.fromCharCode(unit)) });
+  const strings = fc.oneof(fc.string({ unit: 'binary' }), units, fc.constantFrom('\u{1F600}', '\uFF01', '\uE000', '\uD7FF', 'a', ''));
+
+  it('orders as the code points do, lone surrogates included', () => {
+    fc.assert(fc.property(strings, strings, (a, b) => Math.sign(compareCodePoints(a, b)) === Math.sign(reference(a, b))), { numRuns: 5_000 });
   });
 });

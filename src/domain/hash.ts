@@ -22,8 +22,10 @@ function encodeString(value: string): string {
   return JSON.stringify(wellFormed).replace(/[<>&\u2028\u2029]/g, (c) => GO_ESCAPES[c] ?? c);
 }
 
-/** Go sorts map keys by their UTF-8 bytes, which is code-point order (not UTF-16 order). */
-function compareCodePoints(a: string, b: string): number {
+const isSurrogate = (unit: number): boolean => unit >= 0xd800 && unit <= 0xdfff;
+
+/** Code point by code point; a lone surrogate counts as its own value. */
+function compareByCodePoint(a: string, b: string): number {
   const left = Array.from(a);
   const right = Array.from(b);
   const length = Math.min(left.length, right.length);
@@ -32,6 +34,22 @@ function compareCodePoints(a: string, b: string): number {
     if (difference !== 0) return difference;
   }
   return left.length - right.length;
+}
+
+/**
+ * Go sorts map keys by their UTF-8 bytes, which is code-point order. That is UTF-16 order unless
+ * the strings first differ at a surrogate (half of a code point above U+FFFF): only then are
+ * they compared code point by code point.
+ */
+export function compareCodePoints(a: string, b: string): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const left = a.charCodeAt(i);
+    const right = b.charCodeAt(i);
+    if (left === right) continue;
+    return isSurrogate(left) || isSurrogate(right) ? compareByCodePoint(a, b) : left - right;
+  }
+  return a.length - b.length;
 }
 
 function encodeNumber(value: number): string {
