@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { forbiddenFor, isExcluded, patterns } from '../domain/targets.js';
+import { exclusionTest, forbiddenFor, patterns } from '../domain/targets.js';
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import type { ResourceDistribution } from '../domain/types.js';
 
@@ -85,8 +85,8 @@ export function requiredAccess(distribution: ResourceDistribution, forbidden: re
   // A name pattern reaches namespaces created later, as a selector does.
   const openEnded = targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector) || patterns(targets.includedNamespaces).length > 0;
   if (openEnded) return { group, resource, verbs, namespaces: 'all', ...read };
-  const skip = forbiddenFor(distribution, forbidden);
-  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !isExcluded(targets, ns, skip)).sort();
+  const isExcluded = exclusionTest(targets, forbiddenFor(distribution, forbidden));
+  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !isExcluded(ns)).sort();
   return { group, resource, verbs, namespaces, ...read };
 }
 

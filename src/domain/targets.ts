@@ -78,8 +78,8 @@ export function patterns(list: NamespaceNameList | undefined): string[] {
  */
 interface TargetRule {
   included: ReadonlySet<string>;
-  isExcluded(name: string): boolean;
-  isTargeted(ns: NamespaceInfo): boolean;
+  isExcluded: (name: string) => boolean;
+  isTargeted: (ns: NamespaceInfo) => boolean;
 }
 
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
@@ -116,9 +116,12 @@ function rulesOf(targets: Targets, forbidden: readonly string[]): TargetRule {
   return rule;
 }
 
-/** A namespace no rule may select: listed as excluded, always excluded, or forbidden by the operator. */
-export function isExcluded(targets: Targets, name: string, forbidden: readonly string[] = []): boolean {
-  return rulesOf(targets, forbidden).isExcluded(name);
+/**
+ * Whether a namespace is one no rule may select: listed as excluded, always excluded, or forbidden
+ * by the operator. Returned as a test, made once, for a list of names to be filtered with.
+ */
+export function exclusionTest(targets: Targets, forbidden: readonly string[] = []): (name: string) => boolean {
+  return rulesOf(targets, forbidden).isExcluded;
 }
 
 /** Whether `ns` is an existing target namespace (a terminating one never is: nothing can be created there). */
