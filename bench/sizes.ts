@@ -3,7 +3,7 @@
 // created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
 // then 5 ObjectSyncs x 1,000 destinations (5,000 copies) rewritten beside an unrelated change,
 // the largest distribution, then 10,000 listed namespace names admitted for authors RBAC allows there;
-// `large` is for bigger machines. The largest distribution is the same at every size (the CRD's
+// `large` (fan-out over 3,000 namespaces) is for bigger machines. The largest distribution is the same at every size (the CRD's
 // bounds); sizes change only how often it is measured and over how many namespaces.
 import { parseArgs } from 'node:util';
 
@@ -98,7 +98,7 @@ const SIZES: Record<SizeName, BenchSize> = {
       crowd: { distributions: 100, excludedNames: 10_000 },
     },
     propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
-    fanOut: { namespaces: 2000, rounds: 3 },
+    fanOut: { namespaces: 3000, rounds: 3 },
     steadyState: { idleSeconds: 90 },
     contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
