@@ -2,7 +2,7 @@
 // and fan-out figures are "from my request until I can see the result", not the controller's own
 // view. Times are performance.now() milliseconds, taken when the event reaches this process.
 import { performance } from 'node:perf_hooks';
-import { Watch, type KubeConfig } from '@kubernetes/client-node';
+import { CoreV1Api, Watch, type KubeConfig } from '@kubernetes/client-node';
 
 export type WatchedKind = 'ConfigMap' | 'Secret';
 
@@ -42,13 +42,27 @@ function toSeen(kind: WatchedKind, raw: RawObject): SeenObject {
   };
 }
 
+/** The collection's current resourceVersion (a list of one object): a watch from it sees only what changes next. */
+async function currentResourceVersion(kc: KubeConfig, kind: WatchedKind): Promise<string | undefined> {
+  const core = kc.makeApiClient(CoreV1Api);
+  const list = kind === 'ConfigMap' ? await core.listConfigMapForAllNamespaces({ limit: 1 }) : await core.listSecretForAllNamespaces({ limit: 1 });
+  return list.metadata?.resourceVersion;
+}
+
 /**
  * Watches `kinds` in every namespace by `labelSelector` and calls `listener` for each change. Starts
- * without a resourceVersion, so every existing object arrives first as ADDED. Resolves once every
+ * without a resourceVersion, so every existing object arrives first as ADDED, unless `fromNow`
+ * (where listing every existing object would cost more than what is measured). Resolves once every
  * watch is established (the API server answered); a watch the server closes is resumed from the
  * last resourceVersion seen.
  */
-export async function watchObjects(kc: KubeConfig, kinds: readonly WatchedKind[], labelSelector: string, listener: WatchListener): Promise<ObjectWatch> {
+export async function watchObjects(
+  kc: KubeConfig,
+  kinds: readonly WatchedKind[],
+  labelSelector: string,
+  listener: WatchListener,
+  options: { fromNow?: boolean } = {},
+): Promise<ObjectWatch> {
   const watch = new Watch(kc);
   const controllers = new Map<WatchedKind, AbortController>();
   let stopped = false;
@@ -74,7 +88,7 @@ export async function watchObjects(kc: KubeConfig, kinds: readonly WatchedKind[]
     controllers.set(kind, controller);
   }
 
-  await Promise.all(kinds.map((kind) => start(kind, undefined)));
+  await Promise.all(kinds.map(async (kind) => start(kind, options.fromNow === true ? await currentResourceVersion(kc, kind) : undefined)));
   return {
     stop: () => {
       stopped = true;

@@ -38,7 +38,13 @@ export interface Product {
   scrape(): Promise<Scrape>;
   /** Full garbage collection in the product, then its RSS (from /proc) and heap (from /metrics). */
   memory(): Promise<{ rss: number; heapUsed: number }>;
+  /** Whether /readyz answers 200 (its caches synced, its certificates in place). */
+  ready(): Promise<boolean>;
+  /** The most RSS the process has had (VmHWM). */
+  peakRss(): Promise<number>;
   stop(): Promise<void>;
+  /** SIGKILL, as the OOM killer sends it; resolves once the process is gone. */
+  kill(): Promise<void>;
 }
 
 /** Builds dist/ from the sources, as `npm run build` does. */
@@ -48,6 +54,17 @@ export async function buildProduct(): Promise<void> {
   });
   const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
   if (code !== 0) throw new Error(`npm run build failed (tsc exit ${String(code)})`);
+}
+
+function readyOnce(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const req = request({ host: '127.0.0.1', port, path: '/readyz', rejectUnauthorized: false }, (res) => {
+      res.resume();
+      resolve(res.statusCode === 200);
+    });
+    req.on('error', () => resolve(false));
+    req.end();
+  });
 }
 
 function scrapeOnce(port: number): Promise<Scrape> {
@@ -64,10 +81,11 @@ function scrapeOnce(port: number): Promise<Scrape> {
   });
 }
 
-async function rssBytes(pid: number): Promise<number> {
+/** A process's memory figure from /proc (VmRSS: now; VmHWM: its peak). */
+export async function procMemoryBytes(pid: number, field: 'VmRSS' | 'VmHWM' = 'VmRSS'): Promise<number> {
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const kib = /^VmRSS:\s+(\d+)\s+kB/m.exec(status)?.[1];
-  if (kib === undefined) throw new Error(`no VmRSS for process ${pid}`);
+  const kib = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, 'm').exec(status)?.[1];
+  if (kib === undefined) throw new Error(`no ${field} for process ${pid}`);
   return Number(kib) * 1024;
 }
 
@@ -156,10 +174,16 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
       memory: async () => {
         child.kill('SIGUSR2');
         await sleep(500);
-        const [rss, metrics] = await Promise.all([rssBytes(pid), scrape()]);
+        const [rss, metrics] = await Promise.all([procMemoryBytes(pid), scrape()]);
         return { rss, heapUsed: metrics.sum('resource_distributor_nodejs_heap_size_used_bytes') };
       },
+      ready: () => readyOnce(port),
+      peakRss: () => procMemoryBytes(pid, 'VmHWM'),
       stop,
+      kill: async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+      },
     };
   } catch (error) {
     await stop();
@@ -168,8 +192,10 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
 }
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+/** Created only to be answered: questions about access, nothing stored. */
+const REVIEWS = new Set(['subjectaccessreviews', 'selfsubjectaccessreviews', 'tokenreviews']);
 
-/** API requests the product made between two scrapes, by `verb resource`. */
+/** API requests the product made between two scrapes, by `verb resource`; writes and reads count objects written and read (access reviews are neither). */
 export function requestsBetween(before: Scrape, after: Scrape): { byRequest: Record<string, number>; writes: number; reads: number; errors: number } {
   const byRequest: Record<string, number> = {};
   let writes = 0;
@@ -179,7 +205,7 @@ export function requestsBetween(before: Scrape, after: Scrape): { byRequest: Rec
     const n = sample.value - before.sum('resource_distributor_api_requests_total', { verb, resource });
     if (n <= 0) continue;
     byRequest[`${verb} ${resource}`] = n;
-    if (WRITE_VERBS.has(verb)) writes += n;
+    if (WRITE_VERBS.has(verb) && !REVIEWS.has(resource)) writes += n;
     else if (verb === 'get' || verb === 'list') reads += n;
   }
   const errors = after.sum('resource_distributor_api_errors_total') - before.sum('resource_distributor_api_errors_total');

@@ -10,6 +10,7 @@ import type { LargestResult } from './largest.js';
 import type { MachineInfo } from './machine.js';
 import type { MemoryResult } from './memory.js';
 import type { PropagationResult } from './propagation.js';
+import { renderScale, type ScaleResult } from './scale-report.js';
 import type { SectionName, SizeName } from './sizes.js';
 import type { SteadyStateResult } from './steady-state.js';
 
@@ -22,6 +23,7 @@ export interface SectionResults {
   contention?: ContentionResult;
   largest?: LargestResult;
   'large-author'?: LargeAuthorResult;
+  scale?: ScaleResult;
 }
 
 export interface BenchResult {
@@ -57,7 +59,7 @@ function fmtNumber(value: number, digits = 0): string {
   return na(value) ? 'n/a' : value.toFixed(digits);
 }
 
-function table(header: string[], rows: string[][]): string {
+export function table(header: string[], rows: string[][]): string {
   return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 }
 
@@ -335,6 +337,7 @@ const RENDERERS: { [K in SectionName]: (result: NonNullable<SectionResults[K]>) 
   contention: renderContention,
   largest: renderLargest,
   'large-author': renderLargeAuthor,
+  scale: renderScale,
 };
 
 export function renderSection<K extends SectionName>(name: K, sections: SectionResults): string {

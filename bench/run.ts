@@ -18,8 +18,9 @@ import { machineInfo } from './machine.js';
 import { runMemory, type MemorySample } from './memory.js';
 import { buildProduct, startProduct, type Product } from './product.js';
 import { runPropagation } from './propagation.js';
+import { runScale } from './scale.js';
 import { renderMachine, renderReport, renderSection, writeJson, writeMarkdown, type BenchResult, type SectionResults } from './report.js';
-import { parseBenchArgs, SECTIONS, type BenchSize, type SectionName } from './sizes.js';
+import { OPTIONAL_SECTIONS, parseBenchArgs, SECTIONS, type BenchSize, type SectionName } from './sizes.js';
 import { runSteadyState } from './steady-state.js';
 
 const say = (line: string): void => console.error(`[bench] ${line}`);
@@ -66,23 +67,33 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
     case 'large-author':
       sections['large-author'] = await runLargeAuthor({ kube, product, ...size.largeAuthor, concurrency: size.clientConcurrency });
       return;
+    case 'scale': {
+      // It restarts the product: the new process is the one later sections and the teardown see.
+      const { plane } = world;
+      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, start: () => startProduct(plane.kubeConfig, plane.kubeconfigPath) });
+      world.product = scaled.product;
+      sections.scale = scaled.result;
+      return;
+    }
   }
 }
 
-/** A run of only some sections is kept apart from the full table of its size. */
+/** A run of only some sections is kept apart from the full table of its size; one section's run is named after it. */
 function tableName(size: string, order: readonly string[]): string {
-  return order.length === SECTIONS.length ? size : `${size}-partial`;
+  if (order.length === 1) return `${size}-${order[0] ?? ''}`;
+  return order.length === SECTIONS.length && order.every((name) => (SECTIONS as readonly string[]).includes(name)) ? size : `${size}-partial`;
 }
 
 async function main(): Promise<number> {
   const args = parseBenchArgs(process.argv.slice(2));
   const outDir = args.outDir ?? fileURLToPath(new URL('./results', import.meta.url));
-  const order = SECTIONS.filter((s) => args.sections.includes(s));
+  const order = [...SECTIONS, ...OPTIONAL_SECTIONS].filter((s) => args.sections.includes(s));
   const result: BenchResult = { size: args.size.name, startedAt: new Date().toISOString(), sections: {}, failures: [] };
   const jsonFile = `${result.startedAt.replace(/[:.]/g, '-')}.json`;
   const save = (): Promise<string> => writeJson(outDir, jsonFile, result);
   let plane: ControlPlane | undefined;
   let product: Product | undefined;
+  let world: World | undefined;
 
   say(`size ${args.size.name}, sections ${order.join(', ')}`);
   try {
@@ -93,7 +104,7 @@ async function main(): Promise<number> {
     result.machine = await machineInfo(plane.kubeConfig);
     console.log(`${renderMachine(result.machine)}\n`);
     product = await startProduct(plane.kubeConfig, plane.kubeconfigPath);
-    const world: World = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
+    world = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
 
     for (const name of order) {
       const started = performance.now();
@@ -113,7 +124,7 @@ async function main(): Promise<number> {
     result.failures.push({ section: 'setup', message: error instanceof Error ? error.message : String(error) });
     say(`setup FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
-    await stopAll(product, plane, result);
+    await stopAll(latest(world, product), plane, result);
   }
 
   result.finishedAt = new Date().toISOString();
@@ -122,6 +133,11 @@ async function main(): Promise<number> {
   console.log(report);
   say(`results: ${await save()}, ${await writeMarkdown(outDir, tableName(result.size, order), report)}`);
   return result.failures.length > 0 ? 1 : 0;
+}
+
+/** The product running now: a section may have replaced the one started first (see 'scale'). */
+function latest(world: World | undefined, started: Product | undefined): Product | undefined {
+  return world?.product ?? started;
 }
 
 async function stopAll(product: Product | undefined, plane: ControlPlane | undefined, result: BenchResult): Promise<void> {

@@ -12,7 +12,9 @@ export type SizeName = 'smoke' | 'default' | 'large';
 // large-author very last: the namespace controller takes minutes to delete its namespaces (10,000 at default size), work
 // that would run beside any section after it.
 export const SECTIONS = ['admission', 'propagation', 'fan-out', 'memory', 'steady-state', 'contention', 'largest', 'large-author'] as const;
-export type SectionName = (typeof SECTIONS)[number];
+/** Run only when named in `--only`: they take long and leave a cluster no other section should share. */
+export const OPTIONAL_SECTIONS = ['scale'] as const;
+export type SectionName = (typeof SECTIONS)[number] | (typeof OPTIONAL_SECTIONS)[number];
 
 export interface LoadStep {
   /** Requests per second over all connections, evenly spaced (open loop). */
@@ -55,6 +57,12 @@ export interface BenchSize {
    */
   largeAuthor: { namespaces: number; rounds: number };
   /**
+   * `--only scale`: `namespaces` namespaces selected by 10 ConfigMap distributions and one Secret
+   * distribution; `newNamespaces` more created at `probeRatePerSecond` at rest and again during
+   * an update of every template.
+   */
+  scale: { namespaces: number; newNamespaces: number; probeRatePerSecond: number };
+  /**
    * The largest distribution: admission reviews POSTed (each endpoint), the fleet namespaces the
    * stored one targets, and how many times it and its small baseline are created.
    */
@@ -72,6 +80,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     steadyState: { idleSeconds: 12 },
     contention: { objectSyncs: 1, destinationsPerSync: 200, rounds: 1 },
     largeAuthor: { namespaces: 300, rounds: 1 },
+    scale: { namespaces: 200, newNamespaces: 5, probeRatePerSecond: 2 },
     largest: { admissionRequests: 10, namespaces: 20, rounds: 1 },
     clientConcurrency: 16,
   },
@@ -83,6 +92,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     steadyState: { idleSeconds: 60 },
     contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
+    scale: { namespaces: 10_000, newNamespaces: 20, probeRatePerSecond: 2 },
     largest: { admissionRequests: 20, namespaces: 100, rounds: 3 },
     clientConcurrency: 24,
   },
@@ -102,6 +112,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     steadyState: { idleSeconds: 90 },
     contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
+    scale: { namespaces: 20_000, newNamespaces: 20, probeRatePerSecond: 2 },
     largest: { admissionRequests: 30, namespaces: 300, rounds: 3 },
     clientConcurrency: 32,
   },
@@ -119,10 +130,10 @@ function isSizeName(value: string): value is SizeName {
 }
 
 function isSection(value: string): value is SectionName {
-  return (SECTIONS as readonly string[]).includes(value);
+  return ([...SECTIONS, ...OPTIONAL_SECTIONS] as readonly string[]).includes(value);
 }
 
-/** `--size smoke|default|large`, `--only admission,propagation` (default: every section), `--out DIR`. */
+/** `--size smoke|default|large`, `--only admission,propagation` (default: every section but the optional ones), `--out DIR`. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
@@ -133,6 +144,6 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   if (!isSizeName(size)) throw new Error(`--size must be one of ${Object.keys(SIZES).join(', ')}, got ${size}`);
   const only = values.only?.split(',').map((s) => s.trim()).filter((s) => s !== '') ?? [...SECTIONS];
   const unknown = only.filter((s) => !isSection(s));
-  if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${SECTIONS.join(', ')}`);
+  if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${[...SECTIONS, ...OPTIONAL_SECTIONS].join(', ')}`);
   return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
 }

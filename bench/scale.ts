@@ -1,0 +1,214 @@
+// Scale (only with `--only scale`, not part of a size's default run): N namespaces, 10 ConfigMap
+// distributions and one Secret distribution selecting them all (11 × N copies, 110,000 at the
+// default size). Measured on this machine's control plane: the fan-out, a template update over N
+// copies, a new namespace's 11 copies at rest and during an update of all 11 templates, one full
+// sweep, the memory of the product, the API server and etcd, and a restart (kill -9, start).
+import { readdir, readFile } from 'node:fs/promises';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
+import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from './bench-kube.js';
+import { watchObjects } from './object-watch.js';
+import { procMemoryBytes, requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, workBetween, type Product } from './product.js';
+import type { Scrape } from './scrape.js';
+import type { BenchSize } from './sizes.js';
+import { summarize, type Summary } from './stats.js';
+import { Tracker } from './tracker.js';
+import { waitUntil } from './wait.js';
+
+const SCALE_GROUP = 'scale';
+const CONFIG_MAPS = 10;
+
+export interface ScaleResult {
+  namespaces: number;
+  distributions: number;
+  copies: number;
+  setupMs: number;
+  /** Distributions created -> every status reports every namespace succeeded. */
+  fanOutMs: number;
+  fanOutWrites: number;
+  /** One template changed -> its N copies carry the new hash (watch). */
+  updateMs: number;
+  updateWrites: number;
+  /** Namespace create response -> its 11 copies visible. */
+  newNamespaceAtRest: Summary;
+  newNamespaceDuringUpdates: Summary;
+  /** The product after a full garbage collection, everything converged. */
+  memory: { rss: number; heapUsed: number; heapPerCopy: number; idleHeapUsed: number };
+  servers: { apiserverRss: number; etcdRss: number };
+  /** One sweep interval with nothing changing. */
+  sweep: { seconds: number; reconciles: number; cpuMs: number; writes: number; reads: number };
+  restart: { readyMs: number; firstPassMs: number; writes: number; requests: Record<string, number>; peakRss: number };
+}
+
+const names = (): string[] => Array.from({ length: CONFIG_MAPS + 1 }, (_, i) => `bench-scale-${i}`);
+const kindOf = (index: number): 'ConfigMap' | 'Secret' => (index < CONFIG_MAPS ? 'ConfigMap' : 'Secret');
+
+async function converged(kube: BenchKube, count: number, timeoutMs: number): Promise<void> {
+  const wanted = new Set(names());
+  await kube.waitForDistributions(
+    `${wanted.size} scale distributions converged over ${count} namespaces`,
+    (items) => {
+      const ours = items.filter((rd) => wanted.has(rd.metadata.name));
+      return ours.length === wanted.size && ours.every((rd) => rd.status?.observedGeneration === rd.metadata.generation && rd.status?.succeeded === count);
+    },
+    timeoutMs,
+  );
+}
+
+/** Namespaces created at `perSecond`, each timed from its create response until all 11 copies are visible. */
+async function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<Summary> {
+  const wanted = new Set(names());
+  const seen = new Map<string, Set<string>>();
+  const complete = new Map<string, number>();
+  const watch = await watchObjects(
+    kube.kc,
+    ['ConfigMap', 'Secret'],
+    `${LABEL_DISTRIBUTION} in (${[...wanted].join(',')})`,
+    (type, object, atMs) => {
+      if (type === 'DELETED' || !object.namespace.startsWith(prefix)) return;
+      const set = seen.get(object.namespace) ?? new Set<string>();
+      set.add(`${object.kind}/${object.name}`);
+      seen.set(object.namespace, set);
+      if (set.size === wanted.size && !complete.has(object.namespace)) complete.set(object.namespace, atMs);
+    },
+    { fromNow: true },
+  );
+  try {
+    const namespaces = numberedNames(prefix, 0, count);
+    const created = await kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond);
+    await waitUntil(`11 copies in ${count} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${count}`);
+    return summarize(namespaces.map((ns) => (complete.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN)));
+  } finally {
+    watch.stop();
+  }
+}
+
+/** Distribution `index`'s template changed; resolves when all `count` copies carry a new hash. */
+async function updateOne(kube: BenchKube, index: number, count: number, revision: number): Promise<number> {
+  const name = names()[index] ?? '';
+  const tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
+  const watch = await watchObjects(kube.kc, [kindOf(index)], `${LABEL_DISTRIBUTION}=${name}`, (type, object, atMs) => {
+    if (type !== 'DELETED') tracker.observe(object, atMs);
+  });
+  try {
+    tracker.expect((hash) => hash !== '');
+    await tracker.lastReachedAfter(count, `${count} copies of ${name}`);
+    const oldHash = tracker.latest.values().next().value ?? '';
+    tracker.expect((hash) => hash !== oldHash);
+    const started = performance.now();
+    await kube.updateDistribution(name, (rd) => {
+      rd.spec.resource = groupDistribution(name, kindOf(index), SCALE_GROUP, revision).spec.resource;
+    });
+    return (await tracker.lastReachedAfter(count, `${count} copies of ${name} updated`, 600_000)) - started;
+  } finally {
+    watch.stop();
+  }
+}
+
+/** RSS of this control plane's server (its command line names the plane's directory) whose binary is `binary`. */
+async function serverRss(planeDir: string, binary: 'kube-apiserver' | 'etcd'): Promise<number> {
+  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
+    const [command = '', ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
+    const name = command.split('/').pop() ?? '';
+    if ((name === binary || name.startsWith(`${binary}-v`)) && args.some((arg) => arg.includes(planeDir))) return procMemoryBytes(Number(pid));
+  }
+  return Number.NaN;
+}
+
+async function sweepWindow(product: Product): Promise<ScaleResult['sweep']> {
+  const before = await waitForQuiet(product, 3_000, 600_000);
+  // Two intervals: one whole sweep falls inside, whatever the phase.
+  await sleep(2 * SWEEP_INTERVAL_SECONDS * 1000);
+  const after = await product.scrape();
+  const requests = requestsBetween(before, after);
+  const work = workBetween(before, after);
+  return { seconds: 2 * SWEEP_INTERVAL_SECONDS, reconciles: work.reconciles, cpuMs: work.cpuMs, writes: requests.writes, reads: requests.reads };
+}
+
+/** kill -9, then a new process: until /readyz says its caches are synced, and until its first full pass is done. */
+async function restart(product: Product, start: () => Promise<Product>): Promise<{ next: Product; result: ScaleResult['restart'] }> {
+  await product.kill();
+  const started = performance.now();
+  const next = await start();
+  await waitUntil('the restarted product ready', () => next.ready(), 300_000, undefined, 20);
+  const readyMs = performance.now() - started;
+  let last: Scrape = await next.scrape();
+  await waitUntil(
+    'its first full pass',
+    async () => {
+      last = await next.scrape();
+      return last.sum('resource_distributor_queue_depth') === 0 && last.sum('resource_distributor_reconcile_total') >= names().length;
+    },
+    600_000,
+    undefined,
+    50,
+  );
+  const firstPassMs = performance.now() - started;
+  const requests = requestsBetween(NOTHING, last);
+  return { next, result: { readyMs, firstPassMs, writes: requests.writes, requests: requests.byRequest, peakRss: await next.peakRss() } };
+}
+
+/** Every counter at zero: what a new process has done since its start. */
+const NOTHING: Scrape = { sum: () => 0, samples: () => [] };
+
+export async function runScale(options: { kube: BenchKube; product: Product; size: BenchSize; planeDir: string; start: () => Promise<Product> }): Promise<{ result: ScaleResult; product: Product }> {
+  const { kube, size } = options;
+  let { product } = options;
+  const { namespaces: n, newNamespaces: probes, probeRatePerSecond } = size.scale;
+  const idle = await product.memory();
+  const setupStarted = performance.now();
+  await kube.createNamespaces(numberedNames('bench-scale-ns', 0, n), { [GROUP_LABEL]: SCALE_GROUP }, size.clientConcurrency);
+  const setupMs = performance.now() - setupStarted;
+  console.error(`[bench] scale: ${n} namespaces in ${(setupMs / 1000).toFixed(0)} s`);
+
+  let before = await waitForQuiet(product);
+  const fanOutStarted = performance.now();
+  for (const [i, name] of names().entries()) await kube.createDistribution(groupDistribution(name, kindOf(i), SCALE_GROUP));
+  await converged(kube, n, 1_800_000);
+  const fanOutMs = performance.now() - fanOutStarted;
+  const fanOutWrites = requestsBetween(before, await waitForQuiet(product, 3_000, 600_000)).writes;
+  console.error(`[bench] scale: ${names().length * n} copies in ${(fanOutMs / 1000).toFixed(1)} s`);
+
+  const memory = await product.memory();
+  const servers = { apiserverRss: await serverRss(options.planeDir, 'kube-apiserver'), etcdRss: await serverRss(options.planeDir, 'etcd') };
+  const sweep = await sweepWindow(product);
+
+  before = await waitForQuiet(product, 3_000, 600_000);
+  const updateMs = await updateOne(kube, 0, n, 2);
+  const updateWrites = requestsBetween(before, await waitForQuiet(product, 3_000, 600_000)).writes;
+  console.error(`[bench] scale: template update over ${n} copies in ${(updateMs / 1000).toFixed(1)} s`);
+
+  const newNamespaceAtRest = await newNamespaces(kube, 'bench-scale-rest-', probes, probeRatePerSecond);
+  await waitForQuiet(product, 3_000, 600_000);
+  // Every template changed at once (11 × N rewrites), and new namespaces arriving meanwhile.
+  const storm = Promise.all(
+    names().map((name, i) => kube.updateDistribution(name, (rd) => void (rd.spec.resource = groupDistribution(name, kindOf(i), SCALE_GROUP, 3).spec.resource))),
+  );
+  const newNamespaceDuringUpdates = await newNamespaces(kube, 'bench-scale-storm-', probes, probeRatePerSecond);
+  await storm;
+  await converged(kube, n + 2 * probes, 1_800_000);
+
+  const restarted = await restart(product, options.start);
+  product = restarted.next;
+  const copies = names().length * n;
+  return {
+    product,
+    result: {
+      namespaces: n,
+      distributions: names().length,
+      copies,
+      setupMs,
+      fanOutMs,
+      fanOutWrites,
+      updateMs,
+      updateWrites,
+      newNamespaceAtRest,
+      newNamespaceDuringUpdates,
+      memory: { rss: memory.rss, heapUsed: memory.heapUsed, idleHeapUsed: idle.heapUsed, heapPerCopy: (memory.heapUsed - idle.heapUsed) / copies },
+      servers,
+      sweep,
+      restart: restarted.result,
+    },
+  };
+}
