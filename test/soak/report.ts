@@ -1,0 +1,123 @@
+// The run's report, as markdown: what was done, what broke, how long the product took to be right
+// again after each fault, what it cost.
+import { summarize } from '../../bench/stats.js';
+import type { FaultRun } from './faults.js';
+import type { Found, Tally } from './ledger.js';
+import type { Exit } from './replicas.js';
+
+export interface Convergence {
+  round: number;
+  step: number;
+  fault?: FaultRun;
+  /** From the end of the round's last operation (and fault) to a check with no violation. */
+  quietToConvergedMs?: number;
+  converged: boolean;
+}
+
+export interface SoakResult {
+  seed: number;
+  minutes: number;
+  startedAt: string;
+  setupSeconds: number;
+  wallSeconds: number;
+  rounds: number;
+  steps: number;
+  operations: [string, Tally][];
+  failures: { step: number; op: string; message: string }[];
+  convergences: Convergence[];
+  violations: Found[];
+  exits: Exit[];
+  replicasStarted: number;
+  apiRequests: { byVerb: Record<string, number>; total: number; writes: number };
+  logDir: string;
+  settings: Record<string, string>;
+}
+
+const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+
+export function requestTotals(byVerb: Record<string, number>): SoakResult['apiRequests'] {
+  const entries = Object.entries(byVerb);
+  return {
+    byVerb,
+    total: entries.reduce((sum, [, n]) => sum + n, 0),
+    writes: entries.filter(([verb]) => WRITE_VERBS.has(verb)).reduce((sum, [, n]) => sum + n, 0),
+  };
+}
+
+function seconds(ms: number): string {
+  return `${(ms / 1000).toFixed(1)} s`;
+}
+
+function convergenceRows(convergences: readonly Convergence[]): string[] {
+  const byKind = new Map<string, { fromFault: number[]; fromRecovery: number[]; timeouts: number }>();
+  for (const c of convergences) {
+    const kind = c.fault?.kind ?? '(no fault)';
+    const row = byKind.get(kind) ?? { fromFault: [], fromRecovery: [], timeouts: 0 };
+    if (!c.converged || c.quietToConvergedMs === undefined) row.timeouts += 1;
+    else if (c.fault) {
+      const convergedAt = c.fault.recoveredAt + c.quietToConvergedMs;
+      row.fromFault.push(convergedAt - c.fault.startedAt);
+      row.fromRecovery.push(c.quietToConvergedMs);
+    } else row.fromRecovery.push(c.quietToConvergedMs);
+    byKind.set(kind, row);
+  }
+  const fmt = (samples: number[]): string => {
+    if (samples.length === 0) return '—';
+    const s = summarize(samples);
+    return `${seconds(s.p50)} / ${seconds(s.p99)} / ${seconds(s.max)}`;
+  };
+  return [...byKind].sort(([a], [b]) => a.localeCompare(b)).map(([kind, row]) => `| ${kind} | ${row.fromRecovery.length + row.timeouts} | ${fmt(row.fromFault)} | ${fmt(row.fromRecovery)} | ${row.timeouts} |`);
+}
+
+function violationRows(result: SoakResult): string[] {
+  if (result.violations.length === 0) return ['None.'];
+  return [
+    '| rule | subject | first seen (replay) | quiet periods | detail |',
+    '|---|---|---|---|---|',
+    ...result.violations.map((v) => `| ${v.rule} | ${v.subject} | seed ${result.seed}, round ${v.round}, step ${v.step} | ${v.seen} | ${v.detail.replaceAll('|', '\\|').slice(0, 400)} |`),
+  ];
+}
+
+export function renderReport(result: SoakResult): string {
+  const ops = result.operations.reduce((sum, [, t]) => sum + t.ok + t.failed + t.skipped, 0);
+  const faults = result.convergences.filter((c) => c.fault);
+  const faultCounts = new Map<string, number>();
+  for (const c of faults) faultCounts.set(c.fault?.kind ?? '', (faultCounts.get(c.fault?.kind ?? '') ?? 0) + 1);
+  const killed = result.exits.filter((e) => e.expected).length;
+  const crashed = result.exits.filter((e) => !e.expected);
+  const perOp = (n: number): string => (ops === 0 ? '—' : (n / ops).toFixed(1));
+  return [
+    `# Soak: ${result.minutes} min, seed ${result.seed}`,
+    '',
+    `Started ${result.startedAt}; setup ${result.setupSeconds.toFixed(0)} s (build, control plane, two replicas); wall time ${result.wallSeconds.toFixed(0)} s in all.`,
+    `${result.rounds} rounds, ${ops} operations (steps 1-${result.steps}), ${faults.length} faults; **${result.violations.length} violations**.`,
+    `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs: \`${result.logDir}\`.`,
+    `Settings: ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
+    '',
+    '## Operations',
+    '',
+    '| operation | ok | failed | skipped (nothing to do) |',
+    '|---|---|---|---|',
+    ...result.operations.sort(([a], [b]) => a.localeCompare(b)).map(([op, t]) => `| ${op} | ${t.ok} | ${t.failed} | ${t.skipped} |`),
+    '',
+    result.failures.length === 0 ? 'No operation failed.' : `Failed operations (the API server or a webhook refused or could not answer; first 10): ${result.failures.slice(0, 10).map((f) => `step ${f.step} ${f.op}: ${f.message}`).join('; ')}`,
+    '',
+    '## Faults and convergence',
+    '',
+    `Faults: ${[...faultCounts].map(([k, n]) => `${k} ×${n}`).join(', ') || 'none'}.`,
+    '',
+    '| after | quiet periods | converged from the fault, p50 / p99 / max | from the end of the round (fault recovered), p50 / p99 / max | not converged in time |',
+    '|---|---|---|---|---|',
+    ...convergenceRows(result.convergences),
+    '',
+    '## Violations',
+    '',
+    ...violationRows(result),
+    '',
+    '## Product',
+    '',
+    `Replicas started: ${result.replicasStarted}; killed by the soak (including the final SIGTERM): ${killed}; exited on their own: ${crashed.length}${crashed.length > 0 ? ` (${crashed.map((e) => `${e.identity}: ${String(e.code ?? e.signal)}`).join(', ')})` : ''}.`,
+    `API requests made by the replicas (their /metrics, summed over every replica's life): ${result.apiRequests.total} (${perOp(result.apiRequests.total)} per operation), of which writes ${result.apiRequests.writes} (${perOp(result.apiRequests.writes)} per operation); by verb ${JSON.stringify(result.apiRequests.byVerb)}.`,
+    '',
+  ].join('\n');
+}
