@@ -47,10 +47,21 @@ export class Ledger {
     tally[outcome.result] += 1;
     this.operations.set(operation.op, tally);
     if (outcome.result === 'failed') this.failures.push({ step, op: operation.op, message: outcome.message });
+    this.forgetEditedForeign(operation);
     if (operation.op === 'foreign-create' && outcome.result === 'ok' && outcome.uid) {
       const { kind, namespace, name, data } = operation;
       this.foreign.push({ kind, namespace, name, uid: outcome.uid, data, labels: { 'soak.example/foreign': 'yes' }, mayBeTakenOver: false });
     }
+  }
+
+  /**
+   * A by-hand edit or delete may hit an object the soak made itself (it edits whatever holds the
+   * copy's name): from then on, what is there is no longer what the soak recorded.
+   */
+  private forgetEditedForeign(operation: Operation): void {
+    if (operation.op !== 'copy-edit' && operation.op !== 'copy-delete' && operation.op !== 'foreign-create') return;
+    const at = this.foreign.findIndex((f) => f.kind === operation.kind && f.namespace === operation.namespace && f.name === operation.name);
+    if (at >= 0) this.foreign.splice(at, 1);
   }
 
   expectations(): Expectations {

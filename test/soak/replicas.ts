@@ -9,6 +9,7 @@ import { request } from 'node:https';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { registerTeardown } from '../control-plane/exit-hooks.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
 
 export interface Exit {
@@ -53,6 +54,15 @@ function get(port: number, path: string, timeoutMs: number): Promise<{ status: n
   });
 }
 
+function portOf(line: string): number {
+  try {
+    const parsed = JSON.parse(line) as { port?: unknown };
+    return typeof parsed.port === 'number' ? parsed.port : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export class Replicas {
   readonly live: (Replica | undefined)[] = [undefined, undefined];
   readonly exits: Exit[] = [];
@@ -74,6 +84,14 @@ export class Replicas {
     const replicas = new Replicas({ ...options, env: options.env(proxy.port) }, proxy);
     routing.to = replicas;
     replicas.probes = replicas.probeReadiness();
+    // Interrupted (Ctrl-C, a CI timeout) or failing: no replica outlives the soak.
+    const unregister = registerTeardown({
+      stop: () => replicas.close().then(() => undefined),
+      killNow: () => {
+        for (const r of replicas.live) r?.child.kill('SIGKILL');
+      },
+    });
+    replicas.unregister = unregister;
     return replicas;
   }
 
@@ -115,8 +133,7 @@ export class Replicas {
       createInterface({ input: stream }).on('line', (line) => {
         lines.push(line);
         file.write(`${line}\n`);
-        const found = /"msg":"admission server listening".*?"port":(\d+)/.exec(line);
-        if (found) listening(Number(found[1]));
+        if (line.includes('"admission server listening"')) listening(portOf(line));
       });
     }
     const replica: Replica = { identity, slot, child, port: 0, lines, expectExit: false, exited: undefined as unknown as Promise<Exit> };
@@ -160,18 +177,20 @@ export class Replicas {
     return exit;
   }
 
-  /** The `resource_distributor_api_requests_total` samples of a replica's /metrics, by verb. */
+  /** The `resource_distributor_api_requests_total` samples of a replica's /metrics, by `<verb> <resource>`. */
   async apiRequests(replica: Replica): Promise<Record<string, number> | undefined> {
     const answer = await get(replica.port, '/metrics', 2_000);
     if (answer?.status !== 200) return undefined;
-    const byVerb: Record<string, number> = {};
-    for (const [, verb = '', value = '0'] of answer.body.matchAll(/^resource_distributor_api_requests_total\{[^}]*verb="([^"]+)"[^}]*\} (\S+)$/gm)) {
-      byVerb[verb] = (byVerb[verb] ?? 0) + Number(value);
+    const counts: Record<string, number> = {};
+    for (const [, labels = '', value = '0'] of answer.body.matchAll(/^resource_distributor_api_requests_total\{([^}]*)\} (\S+)$/gm)) {
+      const key = `${/verb="([^"]*)"/.exec(labels)?.[1] ?? ''} ${/resource="([^"]*)"/.exec(labels)?.[1] ?? ''}`;
+      counts[key] = (counts[key] ?? 0) + Number(value);
     }
-    return byVerb;
+    return counts;
   }
 
   private closing: Promise<Exit[]> | undefined;
+  private unregister: () => void = () => undefined;
 
   /** Stops every live replica (SIGTERM) and the proxy; once, however often it is called. */
   close(): Promise<Exit[]> {
@@ -183,6 +202,7 @@ export class Replicas {
     this.probing = false;
     await this.probes;
     await this.proxy.close();
+    this.unregister();
     return stopped;
   }
 }

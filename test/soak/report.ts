@@ -28,19 +28,31 @@ export interface SoakResult {
   violations: Found[];
   exits: Exit[];
   replicasStarted: number;
-  apiRequests: { byVerb: Record<string, number>; total: number; writes: number };
+  apiRequests: RequestTotals;
   logDir: string;
   settings: Record<string, string>;
 }
 
 const WRITE_VERBS = new Set(['create', 'update', 'patch', 'delete']);
 
-export function requestTotals(byVerb: Record<string, number>): SoakResult['apiRequests'] {
-  const entries = Object.entries(byVerb);
+export interface RequestTotals {
+  /** By `<verb> <resource>`. */
+  byRequest: Record<string, number>;
+  /** Everything but the Lease: leader election renews it every RD_RETRY_PERIOD whatever happens. */
+  total: number;
+  writes: number;
+  lease: number;
+}
+
+export function requestTotals(byRequest: Record<string, number>): RequestTotals {
+  const entries = Object.entries(byRequest);
+  const sum = (keep: (verb: string, resource: string) => boolean): number =>
+    entries.filter(([key]) => keep(key.split(' ')[0] ?? '', key.split(' ')[1] ?? '')).reduce((total, [, n]) => total + n, 0);
   return {
-    byVerb,
-    total: entries.reduce((sum, [, n]) => sum + n, 0),
-    writes: entries.filter(([verb]) => WRITE_VERBS.has(verb)).reduce((sum, [, n]) => sum + n, 0),
+    byRequest,
+    total: sum((_, resource) => resource !== 'leases'),
+    writes: sum((verb, resource) => resource !== 'leases' && WRITE_VERBS.has(verb)),
+    lease: sum((_, resource) => resource === 'leases'),
   };
 }
 
@@ -91,7 +103,7 @@ export function renderReport(result: SoakResult): string {
     '',
     `Started ${result.startedAt}; setup ${result.setupSeconds.toFixed(0)} s (build, control plane, two replicas); wall time ${result.wallSeconds.toFixed(0)} s in all.`,
     `${result.rounds} rounds, ${ops} operations (steps 1-${result.steps}), ${faults.length} faults; **${result.violations.length} violations**.`,
-    `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs: \`${result.logDir}\`.`,
+    `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs and the operations journal (ops.jsonl): \`${result.logDir}\`.`,
     `Settings: ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
     '',
     '## Operations',
@@ -117,7 +129,9 @@ export function renderReport(result: SoakResult): string {
     '## Product',
     '',
     `Replicas started: ${result.replicasStarted}; killed by the soak (including the final SIGTERM): ${killed}; exited on their own: ${crashed.length}${crashed.length > 0 ? ` (${crashed.map((e) => `${e.identity}: ${String(e.code ?? e.signal)}`).join(', ')})` : ''}.`,
-    `API requests made by the replicas (their /metrics, summed over every replica's life): ${result.apiRequests.total} (${perOp(result.apiRequests.total)} per operation), of which writes ${result.apiRequests.writes} (${perOp(result.apiRequests.writes)} per operation); by verb ${JSON.stringify(result.apiRequests.byVerb)}.`,
+    `API requests made by the replicas (their /metrics at each quiet period, summed over every replica's life; a killed replica's requests after its last quiet period are not counted), leader election's Lease requests (${result.apiRequests.lease}) left out: ${result.apiRequests.total} (${perOp(result.apiRequests.total)} per operation), of which writes ${result.apiRequests.writes} (${perOp(result.apiRequests.writes)} per operation).`,
+    '',
+    `By request: ${Object.entries(result.apiRequests.byRequest).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ')}.`,
     '',
   ].join('\n');
 }

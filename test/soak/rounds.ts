@@ -30,6 +30,8 @@ export interface SoakState {
   /** Per replica identity, how many of its log lines were already checked for leaks. */
   linesChecked: Map<string, number>;
   log: (line: string) => void;
+  /** One JSON line per operation, with its outcome (ops.jsonl beside the replicas' logs). */
+  journal: (line: string) => void;
 }
 
 async function operations(state: SoakState, count: number, faultAt: number | undefined): Promise<FaultRun | undefined> {
@@ -49,6 +51,7 @@ async function operations(state: SoakState, count: number, faultAt: number | und
     state.ledger.values.push(...valuesOf(operation));
     const outcome = await state.world.kube.apply(operation);
     state.ledger.record(state.step, operation, outcome);
+    state.journal(JSON.stringify({ round: state.round, step: state.step, at: new Date().toISOString(), ...operation, outcome }));
     if (outcome.result === 'failed') state.log(`step ${state.step} ${operation.op} failed: ${outcome.message}`);
     await sleep(OPERATION_INTERVAL_MS);
   }

@@ -2,6 +2,7 @@
 // A chaos soak: a control plane of its own, two replicas of the product, seeded random operations
 // and faults for N minutes, an independent checker after each quiet period. Prints the report and
 // writes it to bench/results/soak-<N>m-seed<S>.md; exits 1 if any promise was broken.
+import { createWriteStream } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../control-plane/index.js';
@@ -40,6 +41,7 @@ async function main(): Promise<number> {
   say(`seed ${args.seed}, ${args.minutes} min`);
   const world = await startWorld(say);
   const setupSeconds = (Date.now() - startedAt.getTime()) / 1000;
+  const journal = createWriteStream(join(world.logDir, 'ops.jsonl'));
   say(`setup done in ${setupSeconds.toFixed(0)} s; replica logs in ${world.logDir}`);
   const state: SoakState = {
     world,
@@ -52,6 +54,7 @@ async function main(): Promise<number> {
     requests: new Map(),
     linesChecked: new Map(),
     log: say,
+    journal: (line) => journal.write(`${line}\n`),
   };
   let convergences: Convergence[];
   try {
@@ -59,6 +62,7 @@ async function main(): Promise<number> {
   } finally {
     await world.replicas.close().catch(() => undefined);
     await world.plane.stop();
+    journal.end();
   }
   const result: SoakResult = {
     seed: args.seed,
