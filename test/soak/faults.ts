@@ -1,12 +1,16 @@
 // The faults: a replica killed (-9) while leading or following, then replaced; a replica stopped
-// (SIGSTOP) for longer than its Lease, then continued; kube-apiserver or etcd killed and restarted.
+// (SIGSTOP) for longer than its Lease, then continued; kube-apiserver or etcd killed and restarted;
+// the replicas cut off from the API server (every connection dropped, watches included) for a
+// moment, also with etcd compacted meanwhile so that their watches resume from a revision that
+// is gone (410 Gone: the API server runs without its watch cache, as in test/e2e/faults.test.ts).
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoordinationV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../control-plane/index.js';
 import type { Prng } from './prng.js';
 import type { Replica, Replicas } from './replicas.js';
+import type { TcpProxy } from '../e2e/support/tcp-proxy.js';
 
-export const FAULT_KINDS = ['kill-leader', 'kill-follower', 'stop-leader', 'restart-apiserver', 'restart-etcd'] as const;
+export const FAULT_KINDS = ['kill-leader', 'kill-follower', 'stop-leader', 'restart-apiserver', 'restart-etcd', 'partition', 'partition-compacted'] as const;
 export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultContext {
@@ -14,6 +18,8 @@ export interface FaultContext {
   replicas: Replicas;
   coordination: CoordinationV1Api;
   lease: { namespace: string; name: string; durationMs: number };
+  /** The replicas reach the API server only through this proxy. */
+  apiProxy: TcpProxy;
   log: (line: string) => void;
 }
 
@@ -62,6 +68,27 @@ async function stopBeyondLease(context: FaultContext): Promise<string> {
   return victim.identity;
 }
 
+/** Compacts etcd to its current revision: every older resourceVersion is gone. */
+async function compactEtcd(etcdUrl: string): Promise<void> {
+  const post = async (path: string, body: unknown): Promise<unknown> => {
+    const response = await fetch(`${etcdUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
+    if (!response.ok) throw new Error(`etcd ${path}: ${response.status} ${await response.text()}`);
+    return response.json();
+  };
+  const range = (await post('/v3/kv/range', { key: Buffer.from('/').toString('base64'), limit: 1 })) as { header: { revision: string } };
+  await post('/v3/kv/compaction', { revision: range.header.revision, physical: true });
+}
+
+/** Every connection of the replicas to the API server dropped, new ones held for 2 s. */
+async function partition(context: FaultContext, compact: boolean): Promise<string> {
+  context.apiProxy.partition();
+  await sleep(1_000);
+  if (compact) await compactEtcd(context.plane.etcdUrl);
+  await sleep(1_000);
+  context.apiProxy.heal();
+  return 'replicas to kube-apiserver';
+}
+
 export async function runFault(kind: FaultKind, context: FaultContext): Promise<FaultRun> {
   const startedAt = Date.now();
   context.log(`fault: ${kind}`);
@@ -81,6 +108,10 @@ export async function runFault(kind: FaultKind, context: FaultContext): Promise<
     case 'restart-etcd':
       target = 'etcd';
       await context.plane.restart('etcd', { crash: true, downMs: 1_000 });
+      break;
+    case 'partition':
+    case 'partition-compacted':
+      target = await partition(context, kind === 'partition-compacted');
       break;
   }
   return { kind, target, startedAt, recoveredAt: Date.now() };

@@ -2,7 +2,7 @@
 // the time is up, and what it found then is what the run reports.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
-import { checkCluster } from './checker.js';
+import { emptyCoverage, inspectCluster, type Coverage } from './checker.js';
 import type { Expectations } from './expectations.js';
 import { readSnapshot } from './snapshot.js';
 import type { ClusterSnapshot } from './snapshot-types.js';
@@ -13,6 +13,8 @@ export interface QuietResult {
   /** From the start of the quiet period to the first clean check (or the timeout). */
   ms: number;
   violations: Violation[];
+  /** What the last check looked at. */
+  coverage: Coverage;
   snapshot?: ClusterSnapshot;
 }
 
@@ -20,15 +22,16 @@ export async function quietPeriod(api: { core: CoreV1Api; custom: CustomObjectsA
   const start = Date.now();
   let violations: Violation[];
   let snapshot: ClusterSnapshot | undefined;
+  let coverage = emptyCoverage();
   for (;;) {
     try {
       snapshot = await readSnapshot(api.core, api.custom);
-      violations = checkCluster(snapshot, expectations());
-      if (violations.length === 0) return { converged: true, ms: Date.now() - start, violations, snapshot };
+      ({ violations, coverage } = inspectCluster(snapshot, expectations()));
+      if (violations.length === 0) return { converged: true, ms: Date.now() - start, violations, coverage, snapshot };
     } catch (error) {
       violations = [violation('cluster-unreadable', 'kube-apiserver', error instanceof Error ? error.message : String(error))];
     }
-    if (Date.now() - start > timeoutMs) return { converged: false, ms: Date.now() - start, violations, ...(snapshot ? { snapshot } : {}) };
+    if (Date.now() - start > timeoutMs) return { converged: false, ms: Date.now() - start, violations, coverage, ...(snapshot ? { snapshot } : {}) };
     await sleep(500);
   }
 }

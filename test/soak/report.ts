@@ -1,6 +1,7 @@
 // The run's report, as markdown: what was done, what broke, how long the product took to be right
 // again after each fault, what it cost.
 import { summarize } from '../../bench/stats.js';
+import type { Coverage } from './checker.js';
 import type { FaultRun } from './faults.js';
 import type { Found, Tally } from './ledger.js';
 import type { Exit } from './replicas.js';
@@ -12,6 +13,7 @@ export interface Convergence {
   /** From the end of the round's last operation (and fault) to a check with no violation. */
   quietToConvergedMs?: number;
   converged: boolean;
+  coverage: Coverage;
 }
 
 export interface SoakResult {
@@ -90,6 +92,14 @@ function violationRows(result: SoakResult): string[] {
   ];
 }
 
+/** Summed over the last check of every quiet period. */
+function coverageLine(convergences: readonly Convergence[]): string {
+  const sum = (pick: (c: Coverage) => number): number => convergences.reduce((total, c) => total + pick(c.coverage), 0);
+  const states = ['ok', 'conflict', 'missing', 'wrong', 'namespace-missing'] as const;
+  const targets = states.map((s) => `${s} ${sum((c) => c.targets[s])}`).join(', ');
+  return `Checked (summed over the last check of each quiet period): ${sum((c) => c.distributions)} distributions, their target namespaces holding: ${targets}; ${sum((c) => c.objects)} objects of the soak's names looked at.`;
+}
+
 export function renderReport(result: SoakResult): string {
   const ops = result.operations.reduce((sum, [, t]) => sum + t.ok + t.failed + t.skipped, 0);
   const faults = result.convergences.filter((c) => c.fault);
@@ -121,6 +131,8 @@ export function renderReport(result: SoakResult): string {
     '| after | quiet periods | converged from the fault, p50 / p99 / max | from the end of the round (fault recovered), p50 / p99 / max | not converged in time |',
     '|---|---|---|---|---|',
     ...convergenceRows(result.convergences),
+    '',
+    coverageLine(result.convergences),
     '',
     '## Violations',
     '',

@@ -110,5 +110,5 @@ export async function runRound(state: SoakState): Promise<Convergence> {
   sideChecks(state, quiet.snapshot?.events ?? []);
   await scrapeRequests(state);
   state.log(`round ${state.round}: ${count} operations (to step ${state.step})${fault ? `, ${fault.kind} of ${fault.target}` : ''}; ${quiet.converged ? `converged in ${quiet.ms} ms` : 'NOT converged'}`);
-  return { round: state.round, step: state.step, ...(fault ? { fault } : {}), converged: quiet.converged, ...(quiet.converged ? { quietToConvergedMs: quiet.ms } : {}) };
+  return { round: state.round, step: state.step, ...(fault ? { fault } : {}), converged: quiet.converged, coverage: quiet.coverage, ...(quiet.converged ? { quietToConvergedMs: quiet.ms } : {}) };
 }

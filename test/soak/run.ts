@@ -45,7 +45,7 @@ async function main(): Promise<number> {
   say(`setup done in ${setupSeconds.toFixed(0)} s; replica logs in ${world.logDir}`);
   const state: SoakState = {
     world,
-    faults: { plane: world.plane, replicas: world.replicas, coordination: world.coordination, lease: LEASE, log: say },
+    faults: { plane: world.plane, apiProxy: world.apiProxy, replicas: world.replicas, coordination: world.coordination, lease: LEASE, log: say },
     model: emptyModel(),
     prng: new Prng(args.seed),
     ledger,
@@ -61,6 +61,7 @@ async function main(): Promise<number> {
     convergences = await soak(world, args, state);
   } finally {
     await world.replicas.close().catch(() => undefined);
+    await world.apiProxy.close();
     await world.plane.stop();
     journal.end();
   }

@@ -1,13 +1,14 @@
 // Everything the soak runs against: the product built as its image builds it, a control plane of
 // its own, and two replicas electing a leader behind one address that the API server calls.
 import { spawn } from 'node:child_process';
-import { mkdtemp } from 'node:fs/promises';
+import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
 import { imageRuntime } from '../../bench/entry-command.js';
 import { applyManifestFiles, CRD_DIR, REPO_ROOT, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
+import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
 import { SOURCE_NAMESPACE } from './model.js';
 import { Replicas } from './replicas.js';
 import { RD, SoakKube } from './soak-kube.js';
@@ -29,6 +30,7 @@ export class SetupError extends Error {}
 
 export interface SoakWorld {
   plane: ControlPlane;
+  apiProxy: TcpProxy;
   kube: SoakKube;
   replicas: Replicas;
   coordination: CoordinationV1Api;
@@ -56,30 +58,45 @@ async function waitForWebhooks(custom: CustomObjectsApi, timeoutMs = 60_000): Pr
   }
 }
 
+/** The admin kubeconfig with the API server's address replaced by the proxy's. */
+function throughProxy(kc: KubeConfig, port: number): string {
+  const exported = JSON.parse(kc.exportConfig()) as { clusters: { cluster: { server: string } }[] };
+  for (const entry of exported.clusters) entry.cluster.server = `https://127.0.0.1:${port}`;
+  return JSON.stringify(exported);
+}
+
 export async function startWorld(log: (line: string) => void, logDir?: string): Promise<SoakWorld> {
   log('building the product (npm run build)');
   await buildProduct();
   const plane = await startControlPlane({
     log,
+    // Watches served by etcd itself, so that a compaction expires them (410 Gone) as a watch cache
+    // that has moved past a revision does.
+    apiserverFlags: ['--watch-cache=false'],
     beforeControllerManager: async (kc) => {
       await applyManifestFiles(kc, [CRD_DIR]);
       await waitForCrdEstablished(kc, 'resourcedistributions.apps.kruise.io');
     },
   });
   let replicas: Replicas | undefined;
+  let apiProxy: TcpProxy | undefined;
   try {
     const kube = new SoakKube(plane.kubeConfig);
     await kube.createNamespace(OWN_NAMESPACE);
     await kube.createNamespace(SOURCE_NAMESPACE);
     const dir = logDir ?? (await mkdtemp(join(tmpdir(), 'rd-soak-logs-')));
     const certDir = await mkdtemp(join(tmpdir(), 'rd-soak-certs-'));
+    const apiserverPort = Number(new URL(plane.serverUrl).port);
+    apiProxy = await startTcpProxy(() => apiserverPort);
+    const kubeconfig = join(certDir, 'kubeconfig');
+    await writeFile(kubeconfig, throughProxy(plane.kubeConfig, apiProxy.port), { mode: 0o600 });
     replicas = await Replicas.create({
       entry: join(REPO_ROOT, 'dist/main.js'),
       nodeFlags: (await imageRuntime(join(REPO_ROOT, 'Dockerfile'))).nodeFlags,
       logDir: dir,
       env: (proxyPort) => ({
         ...SETTINGS,
-        KUBECONFIG: plane.kubeconfigPath,
+        KUBECONFIG: kubeconfig,
         RD_MODE: 'local',
         RD_PORT: '0',
         RD_CERT_DIR: certDir,
@@ -93,9 +110,10 @@ export async function startWorld(log: (line: string) => void, logDir?: string): 
     await replicas.start(0);
     await replicas.start(1);
     await waitForWebhooks(kube.custom);
-    return { plane, kube, replicas, coordination: plane.kubeConfig.makeApiClient(CoordinationV1Api), logDir: dir };
+    return { plane, apiProxy, kube, replicas, coordination: plane.kubeConfig.makeApiClient(CoordinationV1Api), logDir: dir };
   } catch (error) {
     await replicas?.close();
+    await apiProxy?.close();
     await plane.stop();
     throw error;
   }

@@ -17,10 +17,22 @@ function statusOf(error: unknown): number | undefined {
   return error instanceof ApiException ? error.code : undefined;
 }
 
+function parsedOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return { message: text };
+  }
+}
+
+/** The API server's own message when it sent one (a Status body), else the client's. */
 function describe(error: unknown): string {
-  const code = statusOf(error);
-  const message = error instanceof Error ? error.message : String(error);
-  return `${code === undefined ? '' : `${code} `}${message.split('\n')[0]?.slice(0, 240) ?? ''}`;
+  if (error instanceof ApiException) {
+    const body = typeof error.body === 'string' ? parsedOrText(error.body) : (error.body as unknown);
+    const message = typeof body === 'object' && body !== null && 'message' in body ? String(body.message) : error.message;
+    return `${error.code} ${message.slice(0, 300)}`;
+  }
+  return (error instanceof Error ? error.message : String(error)).split('\n')[0]?.slice(0, 300) ?? '';
 }
 
 export function distributionManifest(rd: ModelDistribution): object {
