@@ -92,6 +92,17 @@ function violationRows(result: SoakResult): string[] {
   ];
 }
 
+/**
+ * The distributions webhook fails closed: a call the API server could not complete (a replica
+ * killed or stopped with a connection open to it) refuses that change. Counted apart, since the
+ * issue asks that admissions fail only while both replicas are down.
+ */
+function webhookFailures(result: SoakResult): string {
+  const calls = result.failures.filter((f) => f.message.includes('failed calling webhook'));
+  if (calls.length === 0) return 'No webhook call failed.';
+  return `Operations refused because the API server's call to a webhook failed: ${calls.length} (${calls.map((f) => `step ${f.step}: ${/: ([^:]+)$/.exec(f.message)?.[1] ?? f.message}`).join(', ')}).`;
+}
+
 /** Summed over the last check of every quiet period. */
 function coverageLine(convergences: readonly Convergence[]): string {
   const sum = (pick: (c: Coverage) => number): number => convergences.reduce((total, c) => total + pick(c.coverage), 0);
@@ -121,6 +132,8 @@ export function renderReport(result: SoakResult): string {
     '| operation | ok | failed | skipped (nothing to do) |',
     '|---|---|---|---|',
     ...result.operations.sort(([a], [b]) => a.localeCompare(b)).map(([op, t]) => `| ${op} | ${t.ok} | ${t.failed} | ${t.skipped} |`),
+    '',
+    webhookFailures(result),
     '',
     result.failures.length === 0 ? 'No operation failed.' : `Failed operations (the API server or a webhook refused or could not answer; first 10): ${result.failures.slice(0, 10).map((f) => `step ${f.step} ${f.op}: ${f.message}`).join('; ')}`,
     '',
