@@ -9,7 +9,7 @@ import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { hashResource } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
-import type { ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -133,8 +133,10 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
   // Those in namespaces no longer targeted go as always: a delete needs no source.
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
+  // Listed namespaces that do not exist are reported whether or not the source does.
+  const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
-  await parts.reporter.writeStatus(rd, outcomes, { found: false, desired: targeted.length + missing.length, message });
+  await parts.reporter.writeStatus(rd, [...absent, ...outcomes], { found: false, desired: targeted.length + missing.length, message });
   return needsRetry(outcomes) ? 'retry' : 'done';
 }
 

@@ -1,6 +1,7 @@
 // A distribution whose source is deleted keeps its copies where it targets, and still removes
-// those where it no longer targets (found by the soak: seed 2, a namespace relabelled out of a
-// selector while the source was missing kept its copy until the source came back).
+// those where it no longer targets and reports listed namespaces that do not exist (both found by
+// the soak: with seed 2, a namespace relabelled out of a selector while the source was missing
+// kept its copy until the source came back; with seed 1, NamespaceNotExists stayed False).
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ResourceDistribution, Resource } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
@@ -12,8 +13,8 @@ afterEach(() => h?.caches.stop());
 
 const source: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'platform' }, data: { color: 'blue' } };
 
-function fromSource(): ResourceDistribution {
-  const rd = distribution('shared').matchLabels({ team: 'x' }).build() as ResourceDistribution;
+function fromSource(listed: string[] = []): ResourceDistribution {
+  const rd = distribution('shared').matchLabels({ team: 'x' }).included(...listed).build() as ResourceDistribution;
   delete (rd.spec as { resource?: unknown }).resource;
   rd.spec.source = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'platform', name: 'settings' };
   return rd;
@@ -51,5 +52,21 @@ describe('a distribution whose source is missing', () => {
     expect(status).toMatchObject({ desired: 1, succeeded: 0, failed: 1 });
     expect(status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject({ status: 'True' });
     expect(status?.conditions.find((c) => c.type === 'DeleteResourceFailed')).toMatchObject({ status: 'False' });
+  });
+
+  it('reports a listed namespace that does not exist under NamespaceNotExists', async () => {
+    h = await startHarness();
+    h.cluster.putNamespace('platform');
+    h.cluster.putNamespace('ns-a', { team: 'x' });
+    h.cluster.putDistribution(fromSource(['ns-later']));
+    await until(() => h.catalog.list().length > 0);
+    h.caches.sources.follow(sourcesOf(h.catalog.list()));
+    await until(() => sourceState().synced);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    const status = h.cluster.distributions.get('shared')?.status;
+    expect(status).toMatchObject({ desired: 2, succeeded: 0, failed: 2 });
+    expect(status?.conditions.find((c) => c.type === 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespace: ['ns-later'] });
+    expect(status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject({ status: 'True' });
   });
 });
