@@ -1,6 +1,7 @@
 // The soak's hands on the cluster: each operation as the API calls a user or a tool would make,
 // with the admin's credentials; and the snapshot the checker reads.
 import { ApiException, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions, type KubeConfig } from '@kubernetes/client-node';
+import { ANNOTATION_FROM } from './markers.js';
 import { SOURCE_NAMESPACE, type ModelDistribution, type ModelSource } from './model.js';
 import type { ByHand, Operation } from './operations.js';
 
@@ -160,8 +161,18 @@ export class SoakKube {
     else await this.core.deleteNamespacedConfigMap({ name, namespace });
   }
 
+  /**
+   * Only copies are edited or deleted by hand: objects that are not ours are not watched, so the
+   * removal of one is seen at the next pass (README: Limitations), not within a quiet period.
+   */
+  private async mustBeCopy(kind: string, namespace: string, name: string): Promise<void> {
+    const found = kind === 'Secret' ? await this.core.readNamespacedSecret({ name, namespace }) : await this.core.readNamespacedConfigMap({ name, namespace });
+    if (found.metadata?.annotations?.[ANNOTATION_FROM] === undefined) throw new NothingToDo(`${namespace}/${name} is not a copy`);
+  }
+
   private async byHand(o: ByHand<'copy-edit' | 'copy-delete' | 'foreign-create'>): Promise<string | undefined> {
     try {
+      if (o.op !== 'foreign-create') await this.mustBeCopy(o.kind, o.namespace, o.name);
       if (o.op === 'copy-edit') await this.patchObject(o.kind, o.namespace, o.name, [{ op: 'add', path: '/data', value: o.data }]);
       if (o.op === 'copy-delete') await this.deleteObject(o.kind, o.namespace, o.name);
       if (o.op !== 'foreign-create') return undefined;
