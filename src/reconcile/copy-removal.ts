@@ -1,6 +1,6 @@
 // The reconciler's deletes beyond the plan: copies of a distribution that is gone (orphans), all
-// copies of one whose namespaced origin is being deleted, and strays of a template that changed
-// kind or name. Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
+// copies of one whose namespaced origin is being deleted, strays of a template that changed kind
+// or name, and copies no longer targeted while the source is missing (there is no plan then). Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
 import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
 import { kindKeyOf } from '../domain/kinds.js';
 import { isDistributionRef } from '../domain/ownership.js';
@@ -26,6 +26,8 @@ export interface CopyRemoval {
   removeCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<{ result: ProcessResult; outcomes: WriteOutcome[] }>;
   /** Deletes of copies of another kind or name than the template's that this very distribution controls. */
   strayDeletes(rd: ResolvedDistribution): Planned[];
+  /** Deletes of copies this very distribution controls outside `keep` (no template needed: its source may be gone). */
+  untargetedDeletes(rd: ResourceDistribution, keep: ReadonlySet<string>): Planned[];
 }
 
 const plannedDelete = (copy: Resource): Planned => ({ action: deleteOf(copy), kind: kindKeyOf(copy.apiVersion, copy.kind) });
@@ -76,6 +78,12 @@ export function createCopyRemoval(deps: CopyRemovalDeps): CopyRemoval {
       return caches.copies
         .byDistribution(rd.metadata.name)
         .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
+        .map(plannedDelete);
+    },
+    untargetedDeletes(rd, keep) {
+      return caches.copies
+        .byDistribution(rd.metadata.name)
+        .filter((copy) => !keep.has(copy.metadata.namespace ?? '') && isControlledBy(rd, copy))
         .map(plannedDelete);
     },
   };

@@ -9,7 +9,7 @@ import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { hashResource } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
-import type { ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -114,9 +114,10 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
 }
 
 /**
- * The source is gone. A ResourceDistribution's copies stay as they are (nothing is written or
- * deleted) and the status says so, counting every target as not in sync; those of a namespaced
- * origin (an ObjectSync) are deleted with it. A new source brings its watch event.
+ * The source is gone. A ResourceDistribution's copies stay as they are where it targets (nothing
+ * is written there) and the status says so, counting every target as not in sync; copies where it
+ * no longer targets are deleted, as with a source; those of a namespaced origin (an ObjectSync)
+ * are all deleted with it. A new source brings its watch event.
  */
 async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
   const namespaces = targetNamespaces(rd, parts.deps.caches);
@@ -129,9 +130,14 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
     await parts.reporter.writeStatus(rd, outcomes, { found: false, desired: targeted.length + missing.length, message });
     return 'done';
   }
+  // Those in namespaces no longer targeted go as always: a delete needs no source.
+  const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
+  if (signal.aborted) return 'retry';
+  // Listed namespaces that do not exist are reported whether or not the source does.
+  const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
-  await parts.reporter.writeStatus(rd, [], { found: false, desired: targeted.length + missing.length, message });
-  return 'done';
+  await parts.reporter.writeStatus(rd, [...absent, ...outcomes], { found: false, desired: targeted.length + missing.length, message });
+  return needsRetry(outcomes) ? 'retry' : 'done';
 }
 
 /** The distribution is not in the cache: drop what was remembered of it, and remove its orphans. */

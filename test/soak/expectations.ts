@@ -1,0 +1,32 @@
+// What the soak knows beyond the cluster's own objects: what it wrote itself and where the product
+// must leave things alone. Built by the model (test/soak/model.ts) from the operations that succeeded.
+import type { CopyKind } from './snapshot-types.js';
+
+export interface ForeignObject {
+  kind: CopyKind;
+  namespace: string;
+  name: string;
+  uid: string;
+  data: Record<string, string>;
+  labels: Record<string, string>;
+  /**
+   * A distribution copying this name was under writePolicy overwrite at some point since the object
+   * was made, so it may have been taken over, as promised: then nothing is checked about it.
+   */
+  mayBeTakenOver: boolean;
+}
+
+export interface Expectations {
+  /** RD_NAMESPACE of the replicas: never targeted. */
+  ownNamespace: string;
+  /** Distributions deleted with propagationPolicy Orphan: their copies stay, wherever they are. */
+  orphaned: ReadonlySet<string>;
+  foreign: readonly ForeignObject[];
+}
+
+/**
+ * Labels and annotations under this prefix are only ever set by templates and sources (hand edits
+ * and foreign objects use others), so a copy must carry exactly the template's ones: a key the
+ * template dropped must have been removed (README: "What a copy looks like").
+ */
+export const TEMPLATE_KEY_PREFIX = 'tmpl.soak.example/';

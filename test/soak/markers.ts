@@ -1,0 +1,24 @@
+// The names the product promises (README: "What a copy looks like", "Reading status"), written out
+// here on purpose: the soak's checker must not take them from src/, or a wrong name there would
+// agree with itself.
+export const ANNOTATION_FROM = 'kruise.io/resourcedistribution.resource.from';
+export const ANNOTATION_HASH = 'kruise.io/resourcedistribution.resource.hashcode';
+export const ANNOTATION_TIMESTAMP = 'kruise.io/resourcedistribution.resource.distributed.timestamp';
+export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
+
+export const RD_API_VERSION = 'apps.kruise.io/v1alpha1';
+export const RD_KIND = 'ResourceDistribution';
+
+/** The six conditions of v1alpha1, in the order status always holds them; then SourceNotFound for spec.source. */
+export const CONDITION_ORDER = [
+  'GetResourceFailed',
+  'CreateResourceFailed',
+  'UpdateResourceFailed',
+  'DeleteResourceFailed',
+  'ConflictOccurred',
+  'NamespaceNotExists',
+] as const;
+export const SOURCE_CONDITION = 'SourceNotFound';
+
+/** Never targeted, whatever the targets say (besides the controller's own namespace). */
+export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;

@@ -1,0 +1,114 @@
+// The soak itself: rounds of a few operations at a bounded rate, a fault in about half of them
+// started at a random operation and running alongside the rest, then a quiet period in which the
+// checker must find the cluster as the README promises.
+import { setTimeout as sleep } from 'node:timers/promises';
+import { checkLeaks } from './check-leaks.js';
+import { chooseFault, runFault, type FaultContext, type FaultRun } from './faults.js';
+import type { Ledger } from './ledger.js';
+import type { Model } from './model.js';
+import { applyToModel, valuesOf } from './model-update.js';
+import { chooseOperation } from './operations.js';
+import type { Prng } from './prng.js';
+import { quietPeriod } from './quiet-period.js';
+import type { Convergence } from './report.js';
+import type { SoakWorld } from './setup.js';
+import { violation } from './violation.js';
+
+const OPERATION_INTERVAL_MS = 300;
+const CONVERGE_TIMEOUT_MS = 60_000;
+
+export interface SoakState {
+  world: SoakWorld;
+  faults: FaultContext;
+  model: Model;
+  prng: Prng;
+  ledger: Ledger;
+  step: number;
+  round: number;
+  /** Per replica identity, the last API request counts its /metrics gave. */
+  requests: Map<string, Record<string, number>>;
+  /** Per replica identity, how many of its log lines were already checked for leaks. */
+  linesChecked: Map<string, number>;
+  log: (line: string) => void;
+  /** One JSON line per operation, with its outcome (ops.jsonl beside the replicas' logs). */
+  journal: (line: string) => void;
+}
+
+async function operations(state: SoakState, count: number, faultAt: number | undefined): Promise<FaultRun | undefined> {
+  let fault: Promise<FaultRun> | undefined;
+  for (let i = 0; i < count; i++) {
+    // Drawn in the same order whatever happens, so that a seed replays the same sequence.
+    if (i === faultAt) {
+      const kind = chooseFault(state.prng);
+      fault = runFault(kind, state.faults);
+      // Awaited once the operations are done; until then a failure must not count as unhandled.
+      fault.catch(() => undefined);
+    }
+    state.step += 1;
+    const operation = chooseOperation(state.model, state.prng);
+    state.ledger.intend(operation, state.model);
+    applyToModel(state.model, operation);
+    state.ledger.values.push(...valuesOf(operation));
+    const outcome = await state.world.kube.apply(operation);
+    state.ledger.record(state.step, operation, outcome);
+    state.journal(JSON.stringify({ round: state.round, step: state.step, at: new Date().toISOString(), ...operation, outcome }));
+    if (outcome.result === 'failed') state.log(`step ${state.step} ${operation.op} failed: ${outcome.message}`);
+    await sleep(OPERATION_INTERVAL_MS);
+  }
+  return fault;
+}
+
+/** Replicas that exited on their own are replaced, as the kubelet restarts a container. */
+async function replaceExited(state: SoakState): Promise<void> {
+  const { replicas } = state.world;
+  for (const slot of [0, 1]) {
+    const replica = replicas.live[slot];
+    if (replica && replica.child.exitCode === null && replica.child.signalCode === null) continue;
+    state.log(`replica in slot ${slot} is gone: starting another`);
+    await replicas.start(slot);
+  }
+}
+
+async function scrapeRequests(state: SoakState): Promise<void> {
+  for (const replica of state.world.replicas.live) {
+    if (!replica) continue;
+    const counts = await state.world.replicas.apiRequests(replica);
+    if (counts) state.requests.set(replica.identity, counts);
+  }
+}
+
+/** Leaks in the log lines printed since the last check and in every Event; exits the soak did not cause. */
+function sideChecks(state: SoakState, events: readonly { reason: string; message: string; involved: string }[]): void {
+  const sources = state.world.replicas.all.map((replica) => {
+    const from = state.linesChecked.get(replica.identity) ?? 0;
+    state.linesChecked.set(replica.identity, replica.lines.length);
+    return { where: `log of ${replica.identity}`, lines: replica.lines.slice(from) };
+  });
+  sources.push({ where: 'Events', lines: events.map((e) => `${e.involved} ${e.reason} ${e.message}`) });
+  const found = checkLeaks(state.ledger.values, sources);
+  const exits = state.world.replicas.exits.filter((e) => !e.expected).map((e) => violation('replica-exited', e.identity, `exited with ${String(e.code ?? e.signal)} without being killed`));
+  state.ledger.report([...found, ...exits], state.round, state.step);
+}
+
+export async function runRound(state: SoakState): Promise<Convergence> {
+  state.round += 1;
+  const count = state.prng.int(3, 10);
+  const faulty = state.prng.chance(0.5);
+  const faultAt = faulty ? state.prng.int(0, count - 1) : undefined;
+  let fault: FaultRun | undefined;
+  try {
+    fault = await operations(state, count, faultAt);
+  } catch (error) {
+    state.ledger.report([violation('fault-not-recovered', `round ${state.round}`, error instanceof Error ? error.message : String(error))], state.round, state.step);
+  }
+  await replaceExited(state);
+  const quiet = await quietPeriod(state.world.kube, () => state.ledger.expectations(), CONVERGE_TIMEOUT_MS);
+  if (!quiet.converged) {
+    state.log(`round ${state.round} (step ${state.step}): not converged after ${CONVERGE_TIMEOUT_MS / 1000} s: ${quiet.violations.map((v) => `${v.rule} ${v.subject}: ${v.detail}`).join(' | ')}`);
+    state.ledger.report(quiet.violations, state.round, state.step);
+  }
+  sideChecks(state, quiet.snapshot?.events ?? []);
+  await scrapeRequests(state);
+  state.log(`round ${state.round}: ${count} operations (to step ${state.step})${fault ? `, ${fault.kind} of ${fault.target}` : ''}; ${quiet.converged ? `converged in ${quiet.ms} ms` : 'NOT converged'}`);
+  return { round: state.round, step: state.step, ...(fault ? { fault } : {}), converged: quiet.converged, coverage: quiet.coverage, ...(quiet.converged ? { quietToConvergedMs: quiet.ms } : {}) };
+}

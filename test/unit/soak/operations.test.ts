@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { emptyModel, type Model } from '../../soak/model.js';
+import { applyToModel } from '../../soak/model-update.js';
+import { chooseOperation, type Operation } from '../../soak/operations.js';
+import { Prng } from '../../soak/prng.js';
+import { parseSoakArgs, UsageError } from '../../soak/args.js';
+import { requestTotals } from '../../soak/report.js';
+
+function sequence(seed: number, steps: number): { operations: Operation[]; model: Model } {
+  const prng = new Prng(seed);
+  const model = emptyModel();
+  const operations: Operation[] = [];
+  for (let i = 0; i < steps; i++) {
+    const operation = chooseOperation(model, prng);
+    applyToModel(model, operation);
+    operations.push(operation);
+  }
+  return { operations, model };
+}
+
+/** Names both included and excluded: admission refuses them, so the soak must never write one. */
+function includedAndExcluded(operation: Operation): string[] {
+  const targets = 'targets' in operation ? operation.targets : operation.op === 'distribution-create' ? operation.distribution.targets : undefined;
+  const included = new Set((targets?.includedNamespaces?.list ?? []).map((e) => e.name));
+  return (targets?.excludedNamespaces?.list ?? []).flatMap((e) => (e.name !== undefined && included.has(e.name) ? [e.name] : []));
+}
+
+describe('the seeded operations', () => {
+  it.each([1, 2, 42])('seed %i replays the same sequence', (seed) => {
+    expect(sequence(seed, 300).operations).toEqual(sequence(seed, 300).operations);
+  });
+
+  it('another seed gives another sequence', () => {
+    expect(sequence(1, 50).operations).not.toEqual(sequence(2, 50).operations);
+  });
+
+  it.each([1, 2, 3, 4, 5])('seed %i: every kind of operation within 2,000 steps, within the model bounds, never a name both included and excluded', (seed) => {
+    const { operations, model } = sequence(seed, 2_000);
+    expect(new Set(operations.map((o) => o.op)).size).toBe(15);
+    expect(model.namespaces.size).toBeLessThanOrEqual(12);
+    expect(model.distributions.size).toBeLessThanOrEqual(8);
+    expect(operations.flatMap(includedAndExcluded)).toEqual([]);
+  });
+});
+
+describe('Prng', () => {
+  it.each([
+    { low: 0, high: 0 },
+    { low: 3, high: 10 },
+    { low: -2, high: 2 },
+  ])('int stays within [$low, $high]', ({ low, high }) => {
+    const prng = new Prng(7);
+    const seen = new Set(Array.from({ length: 500 }, () => prng.int(low, high)));
+    expect(Math.min(...seen)).toBe(low);
+    expect(Math.max(...seen)).toBe(high);
+  });
+
+  it('never picks a key of weight 0', () => {
+    const prng = new Prng(9);
+    const picks = new Set(Array.from({ length: 200 }, () => prng.weighted({ a: 1, b: 0, c: 3 })));
+    expect([...picks].sort()).toEqual(['a', 'c']);
+  });
+});
+
+describe('parseSoakArgs', () => {
+  it.each([
+    { argv: [], parsed: { minutes: 2, seed: 1 } },
+    { argv: ['--minutes', '0.5', '--seed', '7'], parsed: { minutes: 0.5, seed: 7 } },
+    { argv: ['--seed', '3', '--out', '/tmp/x'], parsed: { minutes: 2, seed: 3, outDir: '/tmp/x' } },
+  ])('$argv', ({ argv, parsed }) => {
+    expect(parseSoakArgs(argv)).toEqual(parsed);
+  });
+
+  it.each([[['--minutes', '0']], [['--seed', '1.5']], [['--size', 'smoke']], [['--minutes']]])('refuses %j', (argv) => {
+    expect(() => parseSoakArgs(argv)).toThrow(UsageError);
+  });
+});
+
+describe('requestTotals', () => {
+  it('leaves leader election out and counts writes by verb', () => {
+    expect(requestTotals({ 'get leases': 10, 'update leases': 10, 'create secrets': 2, 'get configmaps': 3, 'patch resourcedistributions': 1 })).toEqual({
+      byRequest: expect.any(Object),
+      total: 6,
+      writes: 3,
+      lease: 20,
+    });
+  });
+});
