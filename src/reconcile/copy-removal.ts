@@ -1,6 +1,7 @@
 // The reconciler's deletes beyond the plan: copies of a distribution that is gone (orphans), all
 // copies of one whose namespaced origin is being deleted, strays of a template that changed kind
-// or name, and copies no longer targeted while the source is missing (there is no plan then). Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
+// or name, and copies no longer targeted while the source is missing (there is no plan then).
+// Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
 import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
 import { kindKeyOf } from '../domain/kinds.js';
 import { isDistributionRef } from '../domain/ownership.js';
