@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { base64, controllerRef, copyOf, distribution, foreign, T0, T1, type ResourceBuilder } from '../../test/unit/builders.js';
-import { classifyExisting, isForbiddenSecretType, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { classifyExisting, isForbiddenSecretType, isInSync, isOursInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
 import {
   ANNOTATION_ADOPT,
@@ -9,6 +9,7 @@ import {
   ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
   LABEL_DISTRIBUTION,
+  type ResolvedDistribution,
   type Resource,
 } from './types.js';
 
@@ -303,6 +304,25 @@ describe('isInSync', () => {
     const old = copyOf(secretRd, 'n').build();
     const changed = distribution('creds').secret('creds', { password: 'new' }).templateAnnotations({ a: 'b' }).build();
     expect(isInSync(changed, old)).toBe(false);
+  });
+});
+
+describe('isOursInSync (remembered per copy object)', () => {
+  const rd = distribution('creds').secret('creds', { password: 'p' }).build();
+  const copy = copyOf(rd, 'n').build();
+  const hash = hashResource(rd.spec.resource);
+  const other = distribution('creds').secret('creds', { password: 'new' }).build();
+  // Judged once against `rd`, then against each of these: the answer is always a fresh judgement's.
+  it.each<[string, ResolvedDistribution, boolean]>([
+    ['the same distribution object', rd, true],
+    ['a new object of it with a status (a status write)', { ...rd, status: { desired: 1, succeeded: 1, failed: 0, conditions: [] } }, true],
+    ['another template', other, false],
+    ['another uid (a distribution of the same name made again)', { ...rd, metadata: { ...rd.metadata, uid: 'uid-again' } }, false],
+    ['another name', { ...rd, metadata: { ...rd.metadata, name: 'other' } }, false],
+  ])('%s -> %s', (_name, judged, expected) => {
+    expect(isOursInSync(rd, copy, hash)).toBe(true);
+    expect(isOursInSync(judged, copy, hashResource(judged.spec.resource))).toBe(expected);
+    expect(classifyExisting(judged, copy).kind === 'ours' && isInSync(judged, copy)).toBe(expected);
   });
 });
 

@@ -7,6 +7,7 @@ export { renderCopy, controllerRefTo } from './render.js';
 export {
   classifyExisting,
   isInSync,
+  isOursInSync,
   isForbiddenSecretType,
   isControlledBy,
   isControlledByOtherDistribution,

@@ -152,6 +152,26 @@ describe('planDistribution', () => {
     expect(actions.filter((a) => a.namespace === ns)).toEqual([]);
   });
 
+  // A pass over the namespaces that changed plans them alone: what it plans there is what the whole plan does.
+  it.each([['ns-1'], ['ns-2'], ['ns-4'], ['old'], ['ns-1', 'old', 'ns-4'], ['unseen']])('within %s: the whole plan\'s actions there, nothing else', (...within) => {
+    const seed = seedSample().build();
+    const existing = new Map<string, Resource>([
+      ['ns-2', copyOf(seed, 'ns-2').build()],
+      ['ns-3', copyOf(seed, 'ns-3').data({ drifted: 'x' }).build()],
+      ['old', copyOf(seed, 'old').build()],
+    ]);
+    const whole = planDistribution({ distribution: seed, namespaces, existing, now: T0 });
+    const scope = new Set(within);
+    const some = planDistribution({
+      distribution: seed,
+      namespaces: namespaces.filter((ns) => scope.has(ns.name)),
+      existing: new Map([...existing].filter(([ns]) => scope.has(ns))),
+      now: T0,
+      within: scope,
+    });
+    expect(some).toEqual(whole.filter((action) => scope.has(action.namespace)));
+  });
+
   it('a copy whose from annotation a user changed: conflict, no write anywhere for it', () => {
     const seed = seedSample().build();
     const edited = copyOf(seed, 'ns-2').annotation(ANNOTATION_FROM, 'mine').data({ mine: 'yes' }).build();

@@ -1,5 +1,5 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
-import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isOursInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
 import { reportedConflict } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
@@ -25,8 +25,8 @@ type Decision = { type: 'create' } | { type: 'in-sync' } | { type: 'conflict'; r
 
 function decide(rd: ResolvedDistribution, existing: Resource | undefined, hash: string): Decision {
   if (existing === undefined) return { type: 'create' };
+  if (isOursInSync(rd, existing, hash)) return { type: 'in-sync' };
   const classification = classifyExisting(rd, existing);
-  if (classification.kind === 'ours' && isInSync(rd, existing, hash)) return { type: 'in-sync' };
   if (classification.kind === 'conflict') {
     const overwrite = rd.spec.writePolicy === 'overwrite' && mayOverwrite(rd, existing, classification.reason);
     if (!overwrite) return { type: 'conflict', reason: classification.reason };
@@ -113,6 +113,11 @@ interface PlanInput {
   existing: ReadonlyMap<string, Resource>;
   forbidden?: readonly string[];
   now: Date;
+  /**
+   * Plan these namespaces only (`namespaces` and `existing` then hold no others): the result is
+   * the part of the whole plan that concerns them.
+   */
+  within?: ReadonlySet<string>;
 }
 
 /** The plan, with `perTarget` deciding each targeted namespace. */
@@ -121,7 +126,8 @@ function planWith<T extends PlannedAction>(input: PlanInput, perTarget: (namespa
   const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
   const hash = hashResource(rd.spec.resource);
   const targetActions = targeted.map((namespace) => perTarget(namespace, existing.get(namespace), hash));
-  const missingActions: Action[] = missing.map((namespace) => ({ type: 'namespace-missing', namespace }));
+  const { within } = input;
+  const missingActions: Action[] = (within === undefined ? missing : missing.filter((namespace) => within.has(namespace))).map((namespace) => ({ type: 'namespace-missing', namespace }));
   // Most plans have no copy to delete: no sets of the (maybe 10,000) namespaces for them.
   const deleteActions = existing.size === 0 ? [] : deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces);
   const actions = [...(rd.spec.writePolicy === 'strict' ? applyStrict(targetActions) : targetActions), ...missingActions, ...deleteActions];

@@ -105,6 +105,7 @@ export class CopyCache {
   }
 
   byDistribution(name: string): Resource[] {
+    if (this.kinds.size === 1) for (const { store } of this.kinds.values()) return store.byIndex(BY_DISTRIBUTION, name);
     return [...this.kinds.values()].flatMap(({ store }) => store.byIndex(BY_DISTRIBUTION, name));
   }
 

@@ -65,8 +65,13 @@ export class Store<T extends Stored> {
 
   byIndex(index: string, value: string): T[] {
     const keys = this.indexes.get(index)?.get(value);
-    if (!keys) return [];
-    return [...keys].map((key) => this.items.get(key)).filter((item): item is T => item !== undefined);
+    const found: T[] = [];
+    if (keys === undefined) return found;
+    for (const key of keys) {
+      const item = this.items.get(key);
+      if (item !== undefined) found.push(item);
+    }
+    return found;
   }
 
   /** A fresh list: returns what changed compared to what was held. */

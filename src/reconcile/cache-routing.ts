@@ -14,7 +14,8 @@ export interface CacheRoutingDeps {
   generator: Pick<Generator, 'namespaceChanged' | 'settled'>;
   metrics: Pick<Metrics, 'kindsWatched' | 'sourcesWatched'>;
   forbiddenNamespaces: readonly string[];
-  enqueue(names: readonly string[]): void;
+  /** `namespace`: the change concerns that namespace alone (see pass-scopes.ts). */
+  enqueue(names: readonly string[], namespace?: string): void;
   leading(): boolean;
   stopping(): boolean;
 }
@@ -85,7 +86,9 @@ export function createCacheRouting(deps: CacheRoutingDeps): CacheRouting {
     // A deleted copy may have been the last one holding its kind's watch.
     if (changesWhatIsFollowed(event)) followSoon();
     if (event.resource !== 'namespaces') {
-      if (deps.leading()) deps.enqueue(namesFor(deps, event));
+      // A copy concerns the namespace it is in; anything else, every target.
+      const copy = event.resource === 'copies' ? (event.change.current ?? event.change.old) : undefined;
+      if (deps.leading()) deps.enqueue(namesFor(deps, event), copy?.metadata.namespace);
       return;
     }
     const name = event.change.current?.info.name ?? event.change.old?.info.name ?? '';
@@ -94,7 +97,7 @@ export function createCacheRouting(deps: CacheRoutingDeps): CacheRouting {
     // A namespace the generator is writing copies into: reconcile once it is done, so that the
     // reconciler finds those copies in the cache instead of racing to write the same objects.
     void deps.generator.settled(name).then(() => {
-      if (deps.leading()) deps.enqueue(namesFor(deps, event));
+      if (deps.leading()) deps.enqueue(namesFor(deps, event), name);
     });
   }
 

@@ -20,6 +20,7 @@ import { createPodInjector, type PodInjector } from './pod-injector.js';
 import { createPlanPreviewer, type PlanPreviewer } from './plan-previewer.js';
 import { createPodMaterializer, type PodMaterializer } from './pod-materializer.js';
 import { WorkQueue } from './queue.js';
+import { PassScopes } from './pass-scopes.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper, type Sweeper } from './sweeper.js';
 import { createDistributionCatalog, type DistributionCatalog } from './distribution-catalog.js';
@@ -88,6 +89,8 @@ interface Parts {
   caches: Caches;
   catalog: DistributionCatalog;
   queue: WorkQueue;
+  /** Queues names for a pass over every target, or (`namespace` given) over that namespace only. */
+  enqueue: (names: readonly string[], namespace?: string) => void;
   sweeper: Sweeper;
   generator: Generator;
   materializer: PodMaterializer;
@@ -111,7 +114,8 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
   const catalog = createDistributionCatalog({ api, caches, clock, log });
   const events = createEventRecorder({ api, clock, log, instance: settings.leaderElection.identity });
   const { applyParallelism, forbiddenNamespaces } = settings;
-  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces });
+  const scopes = new PassScopes();
+  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),
     process: (name, signal) => reconciler.reconcile(name, signal),
@@ -129,7 +133,19 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
     caches,
     catalog,
     queue,
-    sweeper: createSweeper({ intervalMs: settings.sweepIntervalMs, names: allNames, enqueue: (names) => queue.addAll(names) }),
+    enqueue: (names, namespace) => {
+      scopes.note(names, namespace);
+      queue.addAll(names);
+    },
+    sweeper: createSweeper({
+      intervalMs: settings.sweepIntervalMs,
+      names: allNames,
+      enqueue: (names) => {
+        const all = [...names];
+        scopes.note(all);
+        queue.addAll(all);
+      },
+    }),
     generator: createGenerator({ ...outside, parallelism: applyParallelism }),
     materializer: createPodMaterializer({ ...outside, waitMs: settings.podWaitMs ?? 1_500 }),
     injector: createPodInjector(outside),
@@ -177,7 +193,7 @@ export function createController(deps: ControllerDeps): RunningController {
     generator,
     metrics,
     forbiddenNamespaces: settings.forbiddenNamespaces,
-    enqueue: (names) => queue.addAll(names),
+    enqueue: parts.enqueue,
     leading: () => leadership.leading(),
     stopping: () => stopping,
   });

@@ -25,8 +25,11 @@ export interface CopyRemoval {
   removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult>;
   /** Deletes every copy the distribution controls, then lets its origin go once none is left. */
   removeCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<{ result: ProcessResult; outcomes: WriteOutcome[] }>;
-  /** Deletes of copies of another kind or name than the template's that this very distribution controls. */
-  strayDeletes(rd: ResolvedDistribution): Planned[];
+  /**
+   * Deletes of copies of another kind or name than the template's that this very distribution
+   * controls; `ownCopies`: how many of its cached copies are of the template's kind and name.
+   */
+  strayDeletes(rd: ResolvedDistribution, ownCopies: number): Planned[];
   /** Deletes of copies this very distribution controls outside `keep` (no template needed: its source may be gone). */
   untargetedDeletes(rd: ResourceDistribution, keep: ReadonlySet<string>): Planned[];
 }
@@ -73,12 +76,14 @@ export function createCopyRemoval(deps: CopyRemovalDeps): CopyRemoval {
       return { result: 'done', outcomes };
     },
     /** A template changed behind admission's back; a copy merely naming it was orphaned or made by another distribution of the same name. */
-    strayDeletes(rd) {
+    strayDeletes(rd, ownCopies) {
+      if (caches.copies.countOf(rd.metadata.name) === ownCopies) return [];
       const { apiVersion, kind, metadata } = rd.spec.resource;
       const key = kindKeyOf(apiVersion, kind);
+      const stray = (copy: Resource): boolean => kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name;
       return caches.copies
         .byDistribution(rd.metadata.name)
-        .filter((copy) => (kindKeyOf(copy.apiVersion, copy.kind) !== key || copy.metadata.name !== metadata.name) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
+        .filter((copy) => stray(copy) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
         .map(plannedDelete);
     },
     untargetedDeletes(rd, keep) {

@@ -8,7 +8,7 @@
 // counts copies the cache does not hold (see readsFirst).
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
-import type { NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
+import { LABEL_DISTRIBUTION, type NamespaceInfo, type ResolvedDistribution, type Resource } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError, type ApiErrorInfo } from '../k8s/errors.js';
@@ -21,10 +21,13 @@ export interface ExistingCopies {
   failures: Map<string, ApiErrorInfo>;
   /** Namespaces planned as empty without a read: a create there that meets AlreadyExists is read and planned again. */
   unread: Set<string>;
+  /** The distribution's cached copies of the template's kind and name (any others are strays). */
+  ownCopies: number;
 }
 
 export interface ExistingCopiesReader {
-  read(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly NamespaceInfo[]): Promise<ExistingCopies>;
+  /** `within`: the namespaces of a pass over some only (`namespaces` then holds no others). */
+  read(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly NamespaceInfo[], within?: ReadonlySet<string>): Promise<ExistingCopies>;
   /** Reads `namespaces` now (after a create met AlreadyExists). */
   reread(rd: ResolvedDistribution, kind: KindKey, namespaces: readonly string[]): Promise<Pick<ExistingCopies, 'existing' | 'failures'>>;
   /** The distribution is gone: drop what was remembered of it. */
@@ -68,31 +71,48 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
    */
   function readsFirst(rd: ResolvedDistribution): (namespace: string) => boolean {
     if (rd.spec.writePolicy === 'strict') return () => true;
-    if ((rd.status?.succeeded ?? 0) > caches.copies.byDistribution(rd.metadata.name).length) return () => true;
+    if ((rd.status?.succeeded ?? 0) > caches.copies.countOf(rd.metadata.name)) return () => true;
     const known = uncachedObjects.get(rd.metadata.name);
     return (namespace) => known?.has(namespace) === true;
   }
 
+  /**
+   * Our copies in namespaces no longer targeted (the plan deletes them): within some namespaces,
+   * looked up there; otherwise looked for only when the cache holds more of the distribution's
+   * copies than its targets do.
+   */
+  function addUntargeted(rd: ResolvedDistribution, kind: KindKey, result: ExistingCopies, within: ReadonlySet<string> | undefined): void {
+    const name = rd.spec.resource.metadata.name ?? '';
+    let candidates: Iterable<Resource | undefined> = [];
+    if (within !== undefined) candidates = [...within].map((namespace) => caches.copies.get({ kind, namespace, name }));
+    else if (caches.copies.countOf(rd.metadata.name) > result.ownCopies) candidates = caches.copies.byDistribution(rd.metadata.name);
+    const isOwn = (copy: Resource): boolean =>
+      copy.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name && kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
+    for (const copy of candidates) {
+      const namespace = copy?.metadata.namespace ?? '';
+      if (copy === undefined || result.existing.has(namespace) || !isOwn(copy)) continue;
+      result.existing.set(namespace, copy);
+      result.ownCopies += 1;
+    }
+  }
+
   return {
-    async read(rd, kind, namespaces) {
+    async read(rd, kind, namespaces, within) {
       const name = rd.spec.resource.metadata.name ?? '';
-      const result: ExistingCopies = { existing: new Map(), failures: new Map(), unread: new Set() };
+      const result: ExistingCopies = { existing: new Map(), failures: new Map(), unread: new Set(), ownCopies: 0 };
       const { targeted } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
       const readFirst = readsFirst(rd);
       const toRead: string[] = [];
       for (const namespace of targeted) {
         const cached = caches.copies.get({ kind, namespace, name });
-        if (cached) result.existing.set(namespace, cached);
-        else if (readFirst(namespace)) toRead.push(namespace);
+        if (cached) {
+          result.existing.set(namespace, cached);
+          if (cached.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name) result.ownCopies += 1;
+        } else if (readFirst(namespace)) toRead.push(namespace);
         else result.unread.add(namespace);
       }
+      addUntargeted(rd, kind, result, within);
       await get(rd, kind, toRead, result);
-      // Our copies in namespaces no longer targeted: the plan deletes them.
-      const targetSet = new Set(targeted);
-      for (const copy of caches.copies.byDistribution(rd.metadata.name)) {
-        const namespace = copy.metadata.namespace ?? '';
-        if (kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name && !targetSet.has(namespace)) result.existing.set(namespace, copy);
-      }
       return result;
     },
     async reread(rd, kind, namespaces) {

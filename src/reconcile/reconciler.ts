@@ -6,10 +6,10 @@
 // (copy-removal), status and Events (status-reporter).
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
-import { hashResource } from '../domain/hash.js';
+import { hashResource, templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
-import type { Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -23,6 +23,8 @@ import type { DistributionCatalog } from './distribution-catalog.js';
 import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
+import { LastPasses } from './last-passes.js';
+import type { PassScope, PassScopes } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
 import { targetNamespaces } from './target-namespaces.js';
@@ -39,6 +41,8 @@ export interface ReconcilerDeps {
   metrics: Pick<Metrics, 'reconcileDuration' | 'reconcileTotal' | 'copies'>;
   applyParallelism: number;
   forbiddenNamespaces: readonly string[];
+  /** What each pass must look at (every target unless only some namespaces changed). */
+  scopes: PassScopes;
 }
 
 export interface Reconciler {
@@ -56,6 +60,7 @@ interface Parts {
   removal: CopyRemoval;
   reporter: StatusReporter;
   copyStates: CopyStates;
+  lastPasses: LastPasses;
 }
 
 function buildParts(deps: ReconcilerDeps): Parts {
@@ -69,6 +74,7 @@ function buildParts(deps: ReconcilerDeps): Parts {
     removal: createCopyRemoval({ caches, catalog: deps.catalog, applyAll, log }),
     reporter: createStatusReporter({ catalog: deps.catalog, events: deps.events, clock, log }),
     copyStates: new CopyStates(deps.metrics.copies),
+    lastPasses: new LastPasses(),
   };
 }
 
@@ -91,25 +97,36 @@ async function createThenRead(
   return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
 }
 
-async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal): Promise<ProcessResult> {
+/** The namespaces of a pass within some: those of them the cache holds. */
+function namespacesWithin(within: ReadonlySet<string>, caches: ReconcilerDeps['caches']): NamespaceInfo[] {
+  return [...within].flatMap((name) => caches.namespaces.get(name)?.info ?? []);
+}
+
+async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
   const { caches, catalog, clock, forbiddenNamespaces } = parts.deps;
   const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
   await parts.reporter.checkInjection(rd);
   // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
   if (!caches.copies.synced(kind)) return 'retry';
-  const namespaces = targetNamespaces(rd, caches);
-  const { existing, failures, unread } = await parts.reader.read(rd, kind, namespaces);
+  const hash = templateHash(rd.spec.resource);
+  // A few namespaces changed since a pass that still holds: plan those alone.
+  const within = scope !== 'all' && parts.lastPasses.holds(rd, hash) ? scope : undefined;
+  const namespaces = within === undefined ? targetNamespaces(rd, caches) : namespacesWithin(within, caches);
+  const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
-  const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now });
-  const planned = [...actions.map((action) => ({ action, kind })), ...parts.removal.strayDeletes(rd)];
+  const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now, within });
+  // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
+  const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
+  const planned = [...actions.map((action) => ({ action, kind })), ...strays];
   if (planned.some(({ action }) => action.type === 'create' || action.type === 'update' || action.type === 'recreate')) await catalog.hold(rd);
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, await parts.applyAll(planned, signal, failures));
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
-  parts.copyStates.record(rd.metadata.name, outcomes);
+  const everyTarget = parts.lastPasses.record(rd, hash, outcomes, within);
+  parts.copyStates.record(rd.metadata.name, everyTarget);
   // A lost race is no failure to report: the status waits for the retry, which reads afresh.
   if (outcomes.some((outcome) => outcome.stale)) return 'retry';
-  await parts.reporter.writeStatus(rd, outcomes, rd.spec.source ? { found: true } : undefined);
+  await parts.reporter.writeStatus(rd, everyTarget, rd.spec.source ? { found: true } : undefined);
   return needsRetry(outcomes) ? 'retry' : 'done';
 }
 
@@ -143,12 +160,13 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
 /** The distribution is not in the cache: drop what was remembered of it, and remove its orphans. */
 function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal): Promise<ProcessResult> {
   parts.copyStates.forget(name);
+  parts.lastPasses.forget(name);
   parts.reader.forget(name);
   parts.deps.catalog.forget(name);
   return parts.removal.removeOrphans(name, signal);
 }
 
-async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal): Promise<ProcessResult> {
+async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
   const rd = parts.deps.catalog.get(name);
   if (!rd) return forgetAndRemoveOrphans(parts, name, signal);
   // Being deleted: the garbage collector removes the copies of what owns them; those of a
@@ -157,10 +175,11 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal): P
   const resolved = resolveDistribution(rd, parts.deps.caches);
   switch (resolved.state) {
     case 'ready':
-      return reconcileDistribution(parts, resolved.rd, signal);
+      return reconcileDistribution(parts, resolved.rd, signal, scope);
     case 'pending':
       return 'retry';
     case 'source-missing':
+      parts.lastPasses.forget(name);
       return reportMissingSource(parts, rd, resolved.ref, signal);
     case 'invalid':
       throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
@@ -169,15 +188,17 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal): P
 
 /** Times and counts every pass; a terminal error ends the retries until the distribution changes. */
 async function instrumented(parts: Parts, name: string, signal: AbortSignal): Promise<ProcessResult> {
-  const { metrics, log } = parts.deps;
+  const { metrics, log, scopes } = parts.deps;
   const stopTimer = metrics.reconcileDuration.startTimer();
   try {
-    const result = await reconcileOnce(parts, name, signal);
+    const result = await reconcileOnce(parts, name, signal, scopes.take(name));
+    if (result === 'retry') scopes.widen(name);
     const label = result === 'done' ? 'success' : 'requeue';
     stopTimer({ result: label });
     metrics.reconcileTotal.inc({ result: label });
     return result;
   } catch (error) {
+    scopes.widen(name);
     stopTimer({ result: 'error' });
     metrics.reconcileTotal.inc({ result: 'error' });
     if (error instanceof TerminalError) {

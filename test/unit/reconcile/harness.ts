@@ -1,4 +1,5 @@
 // Wires the reconciler over the in-memory cluster double, with real caches fed by its watches.
+import { PassScopes } from '../../../src/reconcile/pass-scopes.js';
 import { createLogger, type Logger } from '../../../src/log.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { createCaches, type CacheChange, type Caches } from '../../../src/k8s/caches.js';
@@ -31,6 +32,8 @@ export interface Harness {
   writer: CopyWriter;
   reconciler: Reconciler;
   metrics: ReturnType<typeof createMetrics>;
+  /** What the next pass over each distribution looks at (note a namespace as cache routing does). */
+  scopes: PassScopes;
   /** Called with every cache change (as the controller's watch callbacks would be). */
   listeners: ((change: CacheChange) => void)[];
 }
@@ -55,6 +58,7 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
   await caches.copies.whenSynced();
   const writer = createCopyWriter({ api: requests.api, log: silentLog, copies: caches.copies });
   const catalog = createDistributionCatalog({ api: requests.api, caches, clock, log: silentLog });
+  const scopes = new PassScopes();
   const reconciler = createReconciler({
     api: requests.api,
     caches,
@@ -66,7 +70,8 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
     metrics,
     applyParallelism: options.parallelism ?? 4,
     forbiddenNamespaces: options.forbidden ?? [],
+    scopes,
   });
   requests.reset();
-  return { cluster, caches, catalog, requests, writer, reconciler, metrics, listeners };
+  return { cluster, caches, catalog, requests, writer, reconciler, metrics, listeners, scopes };
 }
