@@ -7,7 +7,7 @@
 // bounds); sizes change only how often it is measured and over how many namespaces.
 import { parseArgs } from 'node:util';
 
-export type SizeName = 'smoke' | 'default' | 'large';
+export type SizeName = 'smoke' | 'default' | 'large' | 'xl';
 // contention, largest and large-author last: their objects are gone when they end, but memory and steady state must not count them.
 // large-author very last: the namespace controller takes minutes to delete its namespaces (10,000 at default size), work
 // that would run beside any section after it.
@@ -71,6 +71,27 @@ export interface BenchSize {
   clientConcurrency: number;
 }
 
+const LARGE: BenchSize = {
+  name: 'large',
+  admission: {
+    steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }, { rate: 2000, connections: 64 }],
+    podSteps: [{ rate: 500, connections: 16 }],
+    podRounds: 4,
+    podRoundSeconds: 10,
+    durationSeconds: 30,
+    warmupSeconds: 5,
+    crowd: { distributions: 100, excludedNames: 10_000 },
+  },
+  propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
+  fanOut: { namespaces: 3000, rounds: 3 },
+  steadyState: { idleSeconds: 90 },
+  contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
+  largeAuthor: { namespaces: 10_000, rounds: 3 },
+  scale: { namespaces: 20_000, newNamespaces: 20, probeRatePerSecond: 2 },
+  largest: { admissionRequests: 30, namespaces: 300, rounds: 3 },
+  clientConcurrency: 32,
+};
+
 const SIZES: Record<SizeName, BenchSize> = {
   smoke: {
     name: 'smoke',
@@ -96,26 +117,9 @@ const SIZES: Record<SizeName, BenchSize> = {
     largest: { admissionRequests: 20, namespaces: 100, rounds: 3 },
     clientConcurrency: 24,
   },
-  large: {
-    name: 'large',
-    admission: {
-      steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }, { rate: 2000, connections: 64 }],
-      podSteps: [{ rate: 500, connections: 16 }],
-      podRounds: 4,
-      podRoundSeconds: 10,
-      durationSeconds: 30,
-      warmupSeconds: 5,
-      crowd: { distributions: 100, excludedNames: 10_000 },
-    },
-    propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
-    fanOut: { namespaces: 3000, rounds: 3 },
-    steadyState: { idleSeconds: 90 },
-    contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
-    largeAuthor: { namespaces: 10_000, rounds: 3 },
-    scale: { namespaces: 20_000, newNamespaces: 20, probeRatePerSecond: 2 },
-    largest: { admissionRequests: 30, namespaces: 300, rounds: 3 },
-    clientConcurrency: 32,
-  },
+  large: LARGE,
+  // large, with the fan-out over 10,000 namespaces (`--size xl --only fan-out`).
+  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, rounds: 3 } },
 };
 
 export interface BenchArgs {
@@ -133,7 +137,7 @@ function isSection(value: string): value is SectionName {
   return ([...SECTIONS, ...OPTIONAL_SECTIONS] as readonly string[]).includes(value);
 }
 
-/** `--size smoke|default|large`, `--only admission,propagation` (default: every section but the optional ones), `--out DIR`. */
+/** `--size smoke|default|large|xl`, `--only admission,propagation` (default: every section but the optional ones), `--out DIR`. */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
