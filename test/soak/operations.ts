@@ -115,7 +115,7 @@ function asAuthor(rd: ModelDistribution): AsAuthor {
 function newDistribution(model: Model, prng: Prng): Operation {
   const n = model.nextDistribution;
   const kind: CopyKind = prng.chance(0.6) ? 'Secret' : 'ConfigMap';
-  const byAuthor = prng.chance(0.2);
+  const byAuthor = prng.chance(0.25);
   const targets = byAuthor ? authorTargets(model, prng) : randomTargets(model, prng);
   const writePolicy = randomWritePolicy(prng);
   const name = `${NAME_PREFIX}rd-${n}`;
