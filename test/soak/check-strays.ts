@@ -5,13 +5,20 @@
 import { objectKey } from './check-copies.js';
 import type { Expectations, ForeignObject } from './expectations.js';
 import type { TargetSet } from './expected-targets.js';
-import { ANNOTATION_FROM, LABEL_DISTRIBUTION, RD_KIND } from './markers.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, LABEL_DISTRIBUTION, RD_KIND } from './markers.js';
 import type { ClusterSnapshot, ObjectSnapshot } from './snapshot-types.js';
 import { violation, type Violation } from './violation.js';
 
-/** The distribution an object claims to be a copy of, by our annotation or label. */
+/**
+ * The distribution an object claims to be a copy of, by our annotation or label. An ObjectSync's
+ * copies are checked with their ObjectSync; an object waiting to be adopted (annotated and
+ * labelled by its owner, not taken over yet) is its owner's, not a copy.
+ */
 function claimedBy(object: ObjectSnapshot): string | undefined {
-  return object.annotations[ANNOTATION_FROM] ?? object.labels[LABEL_DISTRIBUTION];
+  if (object.annotations[ANNOTATION_OBJECT_SYNC] !== undefined) return undefined;
+  const from = object.annotations[ANNOTATION_FROM];
+  if (from === undefined && object.annotations[ANNOTATION_ADOPT] !== undefined) return undefined;
+  return from ?? object.labels[LABEL_DISTRIBUTION];
 }
 
 function strayProblem(object: ObjectSnapshot, claimed: string, targets: ReadonlyMap<string, TargetSet>, expectations: Expectations): Violation | undefined {

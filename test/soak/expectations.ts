@@ -16,12 +16,28 @@ export interface ForeignObject {
   mayBeTakenOver: boolean;
 }
 
+/** An object the soak made annotated and labelled for adoption by `distribution` this round. */
+export interface AdoptableObject {
+  kind: CopyKind;
+  namespace: string;
+  name: string;
+  uid: string;
+  distribution: string;
+}
+
 export interface Expectations {
   /** RD_NAMESPACE of the replicas: never targeted. */
   ownNamespace: string;
   /** Distributions deleted with propagationPolicy Orphan: their copies stay, wherever they are. */
   orphaned: ReadonlySet<string>;
   foreign: readonly ForeignObject[];
+  /**
+   * Made this round for adoption, with nothing since that could legitimately replace them (the
+   * distribution's targets or template, the namespace's labels, a by-hand change of that object).
+   */
+  adoptable: readonly AdoptableObject[];
+  /** Distributions created by AUTHOR (their names are never reused). */
+  authored: ReadonlySet<string>;
 }
 
 /**

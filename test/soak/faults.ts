@@ -65,6 +65,9 @@ async function stopBeyondLease(context: FaultContext): Promise<string> {
   victim.child.kill('SIGSTOP');
   await sleep(context.lease.durationMs + 2_000);
   victim.child.kill('SIGCONT');
+  // Recovered once it answers /readyz again (its endpoint is back).
+  const deadline = Date.now() + 30_000;
+  while (!context.replicas.isReady(victim) && victim.child.exitCode === null && Date.now() < deadline) await sleep(50);
   return victim.identity;
 }
 

@@ -22,3 +22,9 @@ export const SOURCE_CONDITION = 'SourceNotFound';
 
 /** Never targeted, whatever the targets say (besides the controller's own namespace). */
 export const SYSTEM_NAMESPACES = ['kube-system', 'kube-public', 'kube-node-lease'] as const;
+
+/** An ObjectSync's copies name it, as `<namespace>/<name>` (README: "ObjectSync"). */
+export const ANNOTATION_OBJECT_SYNC = 'resource-distributor.io/object-sync';
+/** Consent to be taken over in place by the distribution it names (README: "adoption"). */
+export const ANNOTATION_ADOPT = 'resource-distributor.io/adopt';
+export const OBJECT_SYNC = { group: 'sync.rustrial.org', version: 'v1alpha1', plural: 'objectsyncs' } as const;

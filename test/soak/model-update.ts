@@ -16,6 +16,7 @@ const UPDATES: { [K in OperationKind]: (model: Model, operation: Of<K>) => void 
   'namespace-create': (model, o) => {
     model.namespaces.set(o.name, o.labels);
     model.nextNamespace += 1;
+    if (o.pod) model.nextPod += 1;
   },
   'namespace-delete': (model, o) => void model.namespaces.delete(o.name),
   'namespace-relabel': (model, o) => void model.namespaces.set(o.name, o.labels),
@@ -35,9 +36,22 @@ const UPDATES: { [K in OperationKind]: (model: Model, operation: Of<K>) => void 
     const source = model.sources.get(o.name);
     if (source) source.exists = false;
   },
+  'objectsync-create': (model, o) => {
+    model.objectSyncs.set(o.objectSync.name, structuredClone(o.objectSync));
+    model.sources.set(o.source.name, structuredClone(o.source));
+    model.nextObjectSync += 1;
+  },
+  'objectsync-destinations': (model, o) => {
+    const os = model.objectSyncs.get(o.name);
+    if (os) os.destinations = structuredClone(o.destinations);
+  },
+  'objectsync-delete': (model, o) => void model.objectSyncs.delete(o.name),
+  'pod-create': (model) => void (model.nextPod += 1),
   'copy-edit': nothing,
   'copy-delete': nothing,
   'foreign-create': nothing,
+  'foreign-edit': nothing,
+  'foreign-adopt': nothing,
 };
 
 export function applyToModel(model: Model, operation: Operation): void {

@@ -3,14 +3,18 @@
 // checker must find the cluster as the README promises.
 import { setTimeout as sleep } from 'node:timers/promises';
 import { checkLeaks } from './check-leaks.js';
+import { checkPods, type PodAdmission } from './check-pods.js';
+import { checkRefusals } from './check-refusals.js';
 import { chooseFault, runFault, type FaultContext, type FaultRun } from './faults.js';
 import type { Ledger } from './ledger.js';
 import type { Model } from './model.js';
 import { applyToModel, valuesOf } from './model-update.js';
-import { chooseOperation } from './operations.js';
+import { chooseOperation, type Operation } from './operations.js';
 import type { Prng } from './prng.js';
 import { quietPeriod } from './quiet-period.js';
-import type { Convergence } from './report.js';
+import { readSnapshot } from './snapshot.js';
+import type { Outcome } from './soak-kube.js';
+import type { Convergence, RunTally } from './report.js';
 import type { SoakWorld } from './setup.js';
 import { violation } from './violation.js';
 
@@ -32,6 +36,27 @@ export interface SoakState {
   log: (line: string) => void;
   /** One JSON line per operation, with its outcome (ops.jsonl beside the replicas' logs). */
   journal: (line: string) => void;
+  /** This round's admitted pods, with the cluster as it was when each was written. */
+  pods: PodAdmission[];
+  /** Summed over the run, for the report. */
+  tally: RunTally;
+}
+
+
+/** An admitted pod and the cluster at its revision, read at once (before a compaction can take it). */
+async function notePod(state: SoakState, step: number, operation: Operation, outcome: Outcome): Promise<void> {
+  if (outcome.result !== 'ok' || !outcome.pod) return;
+  const plan = operation.op === 'pod-create' || operation.op === 'namespace-create' ? operation.pod : undefined;
+  if (!plan) return;
+  if ('failed' in outcome.pod) {
+    state.tally.podsRefused += 1;
+    state.log(`step ${step} pod ${plan.namespace}/${plan.name} failed: ${outcome.pod.failed}`);
+    return;
+  }
+  const { resourceVersion } = outcome.pod;
+  const at = Date.now();
+  const atAdmission = await readSnapshot(state.world.kube.core, state.world.kube.custom, resourceVersion).catch(() => undefined);
+  state.pods.push({ step, at, plan, resourceVersion, ...(atAdmission ? { atAdmission } : {}) });
 }
 
 async function operations(state: SoakState, count: number, faultAt: number | undefined): Promise<FaultRun | undefined> {
@@ -49,8 +74,10 @@ async function operations(state: SoakState, count: number, faultAt: number | und
     state.ledger.intend(operation, state.model);
     applyToModel(state.model, operation);
     state.ledger.values.push(...valuesOf(operation));
+    const startedAt = Date.now();
     const outcome = await state.world.kube.apply(operation);
-    state.ledger.record(state.step, operation, outcome);
+    state.ledger.record(state.step, operation, outcome, { startedAt, endedAt: Date.now() });
+    await notePod(state, state.step, operation, outcome);
     state.journal(JSON.stringify({ round: state.round, step: state.step, at: new Date().toISOString(), ...operation, outcome }));
     if (outcome.result === 'failed') state.log(`step ${state.step} ${operation.op} failed: ${outcome.message}`);
     await sleep(OPERATION_INTERVAL_MS);
@@ -90,6 +117,19 @@ function sideChecks(state: SoakState, events: readonly { reason: string; message
   state.ledger.report([...found, ...exits], state.round, state.step);
 }
 
+/** Once the round's fault is over: its refused admissions and its pods, against that fault. */
+function judgeRound(state: SoakState, fault: FaultRun | undefined): void {
+  const faults = fault ? [fault] : [];
+  const refusals = checkRefusals(state.ledger.refusals, faults);
+  const pods = checkPods(state.pods, faults, state.ledger.expectations().ownNamespace);
+  state.pods = [];
+  state.tally.refusalsTolerated += refusals.tolerated;
+  state.tally.podsChecked += pods.checked;
+  state.tally.podReferences += pods.references;
+  state.tally.podsExempt += pods.exempt;
+  state.ledger.report([...refusals.violations, ...pods.violations], state.round, state.step);
+}
+
 export async function runRound(state: SoakState): Promise<Convergence> {
   state.round += 1;
   const count = state.prng.int(3, 10);
@@ -102,12 +142,14 @@ export async function runRound(state: SoakState): Promise<Convergence> {
     state.ledger.report([violation('fault-not-recovered', `round ${state.round}`, error instanceof Error ? error.message : String(error))], state.round, state.step);
   }
   await replaceExited(state);
+  judgeRound(state, fault);
   const quiet = await quietPeriod(state.world.kube, () => state.ledger.expectations(), CONVERGE_TIMEOUT_MS);
   if (!quiet.converged) {
     state.log(`round ${state.round} (step ${state.step}): not converged after ${CONVERGE_TIMEOUT_MS / 1000} s: ${quiet.violations.map((v) => `${v.rule} ${v.subject}: ${v.detail}`).join(' | ')}`);
     state.ledger.report(quiet.violations, state.round, state.step);
   }
   sideChecks(state, quiet.snapshot?.events ?? []);
+  state.ledger.endRound();
   await scrapeRequests(state);
   state.log(`round ${state.round}: ${count} operations (to step ${state.step})${fault ? `, ${fault.kind} of ${fault.target}` : ''}; ${quiet.converged ? `converged in ${quiet.ms} ms` : 'NOT converged'}`);
   return { round: state.round, step: state.step, ...(fault ? { fault } : {}), converged: quiet.converged, coverage: quiet.coverage, ...(quiet.converged ? { quietToConvergedMs: quiet.ms } : {}) };

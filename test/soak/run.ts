@@ -10,7 +10,7 @@ import { parseSoakArgs, UsageError, type SoakArgs } from './args.js';
 import { Ledger } from './ledger.js';
 import { emptyModel } from './model.js';
 import { Prng } from './prng.js';
-import { renderReport, requestTotals, type Convergence, type SoakResult } from './report.js';
+import { emptyTally, renderReport, requestTotals, type Convergence, type SoakResult } from './report.js';
 import { runRound, type SoakState } from './rounds.js';
 import { LEASE, OWN_NAMESPACE, SETTINGS, startWorld, type SoakWorld } from './setup.js';
 import { violation } from './violation.js';
@@ -55,6 +55,8 @@ async function main(): Promise<number> {
     linesChecked: new Map(),
     log: say,
     journal: (line) => journal.write(`${line}\n`),
+    pods: [],
+    tally: emptyTally(),
   };
   let convergences: Convergence[];
   try {
@@ -82,6 +84,7 @@ async function main(): Promise<number> {
     apiRequests: requestTotals(sumRequests(state.requests)),
     logDir: world.logDir,
     settings: SETTINGS,
+    tally: state.tally,
   };
   const report = renderReport(result);
   console.log(report);

@@ -5,13 +5,13 @@ import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { CoordinationV1Api, CustomObjectsApi, type KubeConfig } from '@kubernetes/client-node';
+import { CoordinationV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { imageRuntime } from '../../bench/entry-command.js';
 import { applyManifestFiles, CRD_DIR, REPO_ROOT, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
-import { SOURCE_NAMESPACE } from './model.js';
+import { AUTHOR, SOURCE_NAMESPACE } from './model.js';
 import { Replicas } from './replicas.js';
-import { RD, SoakKube } from './soak-kube.js';
+import { AUTHOR_WRITER_ROLE, RD, SoakKube } from './soak-kube.js';
 
 export const OWN_NAMESPACE = 'soak-system';
 export const LEASE = { namespace: OWN_NAMESPACE, name: 'resource-distributor', durationMs: 4_000 };
@@ -58,6 +58,24 @@ async function waitForWebhooks(custom: CustomObjectsApi, timeoutMs = 60_000): Pr
   }
 }
 
+/**
+ * AUTHOR may manage distributions (cluster-wide) and nothing else; the writer role is bound to it
+ * in the namespaces where it may write Secrets and ConfigMaps, as each is created.
+ */
+async function authorRoles(kc: KubeConfig): Promise<void> {
+  const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
+  const verbs = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
+  await rbac.createClusterRole({ body: { metadata: { name: AUTHOR }, rules: [{ apiGroups: [RD.group], resources: [RD.plural], verbs }] } });
+  await rbac.createClusterRole({ body: { metadata: { name: AUTHOR_WRITER_ROLE }, rules: [{ apiGroups: [''], resources: ['secrets', 'configmaps'], verbs }] } });
+  await rbac.createClusterRoleBinding({
+    body: {
+      metadata: { name: AUTHOR },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: AUTHOR },
+      subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: AUTHOR }],
+    },
+  });
+}
+
 /** The admin kubeconfig with the API server's address replaced by the proxy's. */
 function throughProxy(kc: KubeConfig, port: number): string {
   const exported = JSON.parse(kc.exportConfig()) as { clusters: { cluster: { server: string } }[] };
@@ -84,6 +102,7 @@ export async function startWorld(log: (line: string) => void, logDir?: string): 
     const kube = new SoakKube(plane.kubeConfig);
     await kube.createNamespace(OWN_NAMESPACE);
     await kube.createNamespace(SOURCE_NAMESPACE);
+    await authorRoles(plane.kubeConfig);
     const dir = logDir ?? (await mkdtemp(join(tmpdir(), 'rd-soak-logs-')));
     const certDir = await mkdtemp(join(tmpdir(), 'rd-soak-certs-'));
     const apiserverPort = Number(new URL(plane.serverUrl).port);

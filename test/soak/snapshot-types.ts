@@ -90,6 +90,28 @@ export interface DistributionSnapshot {
   status?: DistributionStatus;
 }
 
+export interface ObjectSyncDestination {
+  namespace: string;
+  name?: string;
+}
+
+export interface ObjectSyncCondition {
+  type: string;
+  status: 'True' | 'False' | 'Unknown';
+  reason?: string;
+  message?: string;
+}
+
+export interface ObjectSyncSnapshot {
+  namespace: string;
+  name: string;
+  uid: string;
+  generation: number;
+  deleting: boolean;
+  spec: { source: { group: string; kind: CopyKind; name: string; namespace?: string }; destinations: ObjectSyncDestination[] };
+  status?: { observedGeneration?: number; desired?: number; succeeded?: number; failed?: number; conditions?: ObjectSyncCondition[] };
+}
+
 export interface EventSnapshot {
   reason: string;
   message: string;
@@ -99,6 +121,7 @@ export interface EventSnapshot {
 export interface ClusterSnapshot {
   namespaces: NamespaceSnapshot[];
   distributions: DistributionSnapshot[];
+  objectSyncs: ObjectSyncSnapshot[];
   objects: ObjectSnapshot[];
   events: EventSnapshot[];
 }

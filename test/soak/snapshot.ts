@@ -1,9 +1,10 @@
 // Reads what the checker looks at: every namespace, every distribution with its status, every
 // Secret and ConfigMap of a name the soak uses, every Event.
 import type { CoreV1Api, CustomObjectsApi, V1ObjectMeta } from '@kubernetes/client-node';
+import { OBJECT_SYNC } from './markers.js';
 import { NAME_PREFIX } from './model.js';
 import { RD } from './soak-kube.js';
-import type { ClusterSnapshot, DistributionSnapshot, ObjectSnapshot, OwnerReference } from './snapshot-types.js';
+import type { ClusterSnapshot, DistributionSnapshot, ObjectSnapshot, ObjectSyncSnapshot, OwnerReference } from './snapshot-types.js';
 
 interface RawDistribution {
   metadata: { name: string; uid: string; generation?: number; deletionTimestamp?: string };
@@ -29,15 +30,32 @@ function objectOf(kind: 'Secret' | 'ConfigMap', meta: V1ObjectMeta = {}, data: R
   };
 }
 
+interface RawObjectSync {
+  metadata: { name: string; namespace: string; uid: string; generation?: number; deletionTimestamp?: string };
+  spec: ObjectSyncSnapshot['spec'];
+  status?: ObjectSyncSnapshot['status'];
+}
+
 const ours = (metadata: V1ObjectMeta | undefined): boolean => metadata?.name?.startsWith(NAME_PREFIX) ?? false;
 
-export async function readSnapshot(core: CoreV1Api, custom: CustomObjectsApi): Promise<ClusterSnapshot> {
-  const [namespaces, distributions, secrets, configMaps, events] = await Promise.all([
-    core.listNamespace(),
-    custom.listClusterCustomObject({ ...RD }) as Promise<{ items: RawDistribution[] }>,
-    core.listSecretForAllNamespaces(),
-    core.listConfigMapForAllNamespaces(),
-    core.listEventForAllNamespaces(),
+function objectSyncOf(os: RawObjectSync): ObjectSyncSnapshot {
+  const { name, namespace, uid, generation = 0, deletionTimestamp } = os.metadata;
+  return { name, namespace, uid, generation, deleting: deletionTimestamp !== undefined, spec: os.spec, ...(os.status ? { status: os.status } : {}) };
+}
+
+/**
+ * The cluster now, or (`resourceVersion`) exactly as it was at that revision (read from etcd: the
+ * API server runs without a watch cache; 410 once compacted). Events only for now.
+ */
+export async function readSnapshot(core: CoreV1Api, custom: CustomObjectsApi, resourceVersion?: string): Promise<ClusterSnapshot> {
+  const at = resourceVersion === undefined ? {} : { resourceVersion, resourceVersionMatch: 'Exact' };
+  const [namespaces, distributions, objectSyncs, secrets, configMaps, events] = await Promise.all([
+    core.listNamespace(at),
+    custom.listClusterCustomObject({ ...RD, ...at }) as Promise<{ items: RawDistribution[] }>,
+    custom.listCustomObjectForAllNamespaces({ ...OBJECT_SYNC, ...at }) as Promise<{ items: RawObjectSync[] }>,
+    core.listSecretForAllNamespaces(at),
+    core.listConfigMapForAllNamespaces(at),
+    resourceVersion === undefined ? core.listEventForAllNamespaces() : { items: [] },
   ]);
   return {
     namespaces: namespaces.items.map((ns) => ({
@@ -53,6 +71,7 @@ export async function readSnapshot(core: CoreV1Api, custom: CustomObjectsApi): P
       spec: rd.spec,
       ...(rd.status ? { status: rd.status } : {}),
     })),
+    objectSyncs: objectSyncs.items.map(objectSyncOf),
     objects: [
       ...secrets.items.filter((s) => ours(s.metadata)).map((s) => objectOf('Secret', s.metadata, s.data, s.type)),
       ...configMaps.items.filter((c) => ours(c.metadata)).map((c) => objectOf('ConfigMap', c.metadata, c.data)),

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { emptyModel, type Model } from '../../soak/model.js';
 import { applyToModel } from '../../soak/model-update.js';
-import { chooseOperation, type Operation } from '../../soak/operations.js';
+import { Ledger } from '../../soak/ledger.js';
+import { chooseOperation, type ByHand, type ByHandKind, type Operation } from '../../soak/operations.js';
+import { meantCopies, planPod } from '../../soak/pod-plan.js';
 import { Prng } from '../../soak/prng.js';
 import { parseSoakArgs, UsageError } from '../../soak/args.js';
 import { requestTotals } from '../../soak/report.js';
@@ -36,7 +38,8 @@ describe('the seeded operations', () => {
 
   it.each([1, 2, 3, 4, 5])('seed %i: every kind of operation within 2,000 steps, within the model bounds, never a name both included and excluded', (seed) => {
     const { operations, model } = sequence(seed, 2_000);
-    expect(new Set(operations.map((o) => o.op)).size).toBe(15);
+    expect(new Set(operations.map((o) => o.op)).size).toBe(21);
+    expect(model.objectSyncs.size).toBeLessThanOrEqual(3);
     expect(model.namespaces.size).toBeLessThanOrEqual(12);
     expect(model.distributions.size).toBeLessThanOrEqual(8);
     expect(operations.flatMap(includedAndExcluded)).toEqual([]);
@@ -84,5 +87,49 @@ describe('requestTotals', () => {
       writes: 3,
       lease: 20,
     });
+  });
+});
+
+describe('Ledger', () => {
+  const hand = <K extends ByHandKind>(op: K, data = { k: 'x' }): ByHand<K> => ({ op, distribution: 'rd', namespace: 'a', kind: 'ConfigMap', name: 'c', data });
+  const ok = (uid?: string) => ({ result: 'ok' as const, ...(uid ? { uid } : {}) });
+  const timing = { startedAt: 0, endedAt: 1 };
+
+  it('an object that is not ours, edited by hand, is expected to hold the new data; a failed edit forgets it', () => {
+    const ledger = new Ledger('own');
+    ledger.record(1, hand('foreign-create'), ok('u1'), timing);
+    ledger.record(2, hand('foreign-edit', { k: 'y' }), ok(), timing);
+    expect(ledger.expectations().foreign.map((f) => f.data)).toEqual([{ k: 'y' }]);
+    ledger.record(3, hand('foreign-edit', { k: 'z' }), { result: 'failed', message: 'timeout' }, timing);
+    expect(ledger.expectations().foreign).toEqual([]);
+  });
+
+  it('an object made for adoption is checked in its round only, and not after a change that may replace it', () => {
+    const ledger = new Ledger('own');
+    ledger.record(1, hand('foreign-adopt'), ok('u1'), timing);
+    expect(ledger.expectations().adoptable).toHaveLength(1);
+    ledger.intend({ op: 'distribution-targets', name: 'rd', targets: {} }, emptyModel());
+    expect(ledger.expectations().adoptable).toEqual([]);
+    ledger.record(2, hand('foreign-adopt'), ok('u2'), timing);
+    ledger.endRound();
+    expect(ledger.expectations().adoptable).toEqual([]);
+  });
+
+  it('keeps the refusals of the round with their timing', () => {
+    const ledger = new Ledger('own');
+    ledger.record(4, { op: 'distribution-delete', name: 'rd', orphan: false, asAuthor: true }, { result: 'failed', message: 'denied' }, { startedAt: 5, endedAt: 9 });
+    expect(ledger.refusals).toEqual([{ step: 4, op: 'distribution-delete', asAuthor: true, message: 'denied', startedAt: 5, endedAt: 9 }]);
+  });
+});
+
+describe('planPod', () => {
+  it('references copies the model means the namespace to hold', () => {
+    const { model } = sequence(3, 400);
+    const prng = new Prng(5);
+    for (const ns of model.namespaces.keys()) {
+      const meant = meantCopies(model, ns).map((c) => `${c.kind}/${c.name}`);
+      const refs = planPod(model, prng, ns).refs.filter((r) => r.name !== 'soak-nothing');
+      expect(refs.every((r) => meant.includes(`${r.kind}/${r.name}`))).toBe(true);
+    }
   });
 });

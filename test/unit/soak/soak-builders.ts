@@ -2,8 +2,8 @@
 // each test breaking one thing.
 import { templateHash } from '../../soak/canonical-hash.js';
 import type { Expectations } from '../../soak/expectations.js';
-import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_TIMESTAMP, CONDITION_ORDER, LABEL_DISTRIBUTION, RD_API_VERSION, RD_KIND, SOURCE_CONDITION } from '../../soak/markers.js';
-import type { ClusterSnapshot, Condition, DistributionSnapshot, NamespaceSnapshot, ObjectSnapshot, Targets, Template } from '../../soak/snapshot-types.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_OBJECT_SYNC, ANNOTATION_TIMESTAMP, CONDITION_ORDER, LABEL_DISTRIBUTION, RD_API_VERSION, RD_KIND, SOURCE_CONDITION } from '../../soak/markers.js';
+import type { ClusterSnapshot, Condition, DistributionSnapshot, NamespaceSnapshot, ObjectSnapshot, ObjectSyncSnapshot, Targets, Template } from '../../soak/snapshot-types.js';
 
 export const OWN = 'rd-system';
 
@@ -81,9 +81,46 @@ export function foreignObject(kind: 'Secret' | 'ConfigMap', namespace: string, n
 }
 
 export function world(parts: Partial<ClusterSnapshot>): ClusterSnapshot {
-  return { namespaces: [], distributions: [], objects: [], events: [], ...parts };
+  return { namespaces: [], distributions: [], objectSyncs: [], objects: [], events: [], ...parts };
 }
 
 export function expectations(parts: Partial<Expectations> = {}): Expectations {
-  return { ownNamespace: OWN, orphaned: new Set(), foreign: [], ...parts };
+  return { ownNamespace: OWN, orphaned: new Set(), foreign: [], adoptable: [], authored: new Set(), ...parts };
+}
+
+/** An ObjectSync in `namespace` copying `source` there to `destinations`, its status as given. */
+export function objectSync(
+  namespace: string,
+  name: string,
+  source: { kind: 'Secret' | 'ConfigMap'; name: string },
+  destinations: { namespace: string; name?: string }[],
+  status: { desired: number; succeeded: number },
+): ObjectSyncSnapshot {
+  const inSync = status.desired === status.succeeded ? 'True' : 'False';
+  return {
+    namespace,
+    name,
+    uid: `uid-${name}`,
+    generation: 1,
+    deleting: false,
+    spec: { source: { group: '', ...source }, destinations },
+    status: { observedGeneration: 1, ...status, failed: status.desired - status.succeeded, conditions: [{ type: 'Ready', status: inSync }, { type: 'InSync', status: inSync }] },
+  };
+}
+
+/** A plain object (a source, say) with no markers. */
+export function plainObject(kind: 'Secret' | 'ConfigMap', namespace: string, name: string, data: Record<string, string>, labels: Record<string, string> = {}): ObjectSnapshot {
+  return { kind, namespace, name, uid: `${namespace}-${name}`, labels, annotations: {}, ownerReferences: [], data, ...(kind === 'Secret' ? { type: 'Opaque' } : {}) };
+}
+
+/** A correct copy of `source` written for ObjectSync `os` in `namespace` (as `name`, by default the source's). */
+export function syncCopy(os: ObjectSyncSnapshot, source: ObjectSnapshot, namespace: string, name = source.name): ObjectSnapshot {
+  return {
+    ...source,
+    namespace,
+    name,
+    uid: `sync-${namespace}-${name}`,
+    labels: { ...source.labels, [LABEL_DISTRIBUTION]: 'objectsync-0123' },
+    annotations: { ...source.annotations, [ANNOTATION_FROM]: 'objectsync-0123', [ANNOTATION_OBJECT_SYNC]: `${os.namespace}/${os.name}` },
+  };
 }
