@@ -75,10 +75,6 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
   };
 }
 
-/**
- * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
- * kind not served (a CRD not installed yet) is left out until the next start, and said so.
- */
 /** The CA that signs the certificate the API server presents to webhooks, when one is configured. */
 async function readWebhookClientCa(config: Config): Promise<string | undefined> {
   const path = config.webhookClientCaFile;
@@ -90,6 +86,10 @@ async function readWebhookClientCa(config: Config): Promise<string | undefined> 
   return pem;
 }
 
+/**
+ * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
+ * kind not served (a CRD not installed yet) is left out until the next start, and said so.
+ */
 async function allowedKinds(config: Config, client: KubeClient, log: Logger): Promise<KindRegistry> {
   const { kinds, invalid, unknown } = await discoverKinds(client, config.allowedKinds);
   if (invalid.length > 0) throw new ConfigError(invalid.map((problem) => `RD_ALLOWED_KINDS: ${problem}`));
