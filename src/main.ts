@@ -1,3 +1,4 @@
+import type { Hono } from 'hono';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,13 +10,14 @@ import { systemClock, type Clock } from './domain/clock.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer } from './k8s/access-review.js';
+import type { ClusterApi } from './k8s/cluster-api.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
 import { discoverKinds, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
-import { createRbacCache } from './k8s/rbac-cache.js';
+import { createRbacCache, type RbacCache } from './k8s/rbac-cache.js';
 import { createScrapeAccess } from './k8s/scrape-access.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
@@ -73,10 +75,6 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
   };
 }
 
-/**
- * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
- * kind not served (a CRD not installed yet) is left out until the next start, and said so.
- */
 /** The CA that signs the certificate the API server presents to webhooks, when one is configured. */
 async function readWebhookClientCa(config: Config): Promise<string | undefined> {
   const path = config.webhookClientCaFile;
@@ -88,6 +86,10 @@ async function readWebhookClientCa(config: Config): Promise<string | undefined> 
   return pem;
 }
 
+/**
+ * RD_ALLOWED_KINDS as the cluster serves them. A cluster-scoped kind is a configuration error; a
+ * kind not served (a CRD not installed yet) is left out until the next start, and said so.
+ */
 async function allowedKinds(config: Config, client: KubeClient, log: Logger): Promise<KindRegistry> {
   const { kinds, invalid, unknown } = await discoverKinds(client, config.allowedKinds);
   if (invalid.length > 0) throw new ConfigError(invalid.map((problem) => `RD_ALLOWED_KINDS: ${problem}`));
@@ -97,6 +99,82 @@ async function allowedKinds(config: Config, client: KubeClient, log: Logger): Pr
   const registry = createKindRegistry(described.kinds);
   log.info({ kinds: registry.describe() }, 'distributable kinds');
   return registry;
+}
+
+/** What changes while a server runs: readiness reads both, and shutdown drains the listener. */
+interface Serving {
+  https?: HttpsServer;
+  shuttingDown: boolean;
+}
+
+/** The long-lived parts of a server, as its admission app and its shutdown reach them. */
+interface ServerParts {
+  config: Config;
+  log: Logger;
+  client: KubeClient;
+  controller: Controller;
+  certificates: CertificateManager;
+  rbac: RbacCache | undefined;
+  serving: Serving;
+}
+
+/** What admission reads of the cluster beyond the running parts. */
+interface AdmissionInputs {
+  metrics: Metrics;
+  clusterApi: ClusterApi;
+  kinds: KindRegistry;
+  webhookClientCa: string | undefined;
+}
+
+function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookClientCa }: AdmissionInputs): Hono {
+  const { config, log, client, controller, certificates, rbac, serving } = parts;
+  const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
+  const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
+  return createAdmissionApp({
+    log: log.child({ component: 'admission' }),
+    metrics,
+    schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
+    accessReviewer,
+    namespaceExists: (name) => controller.namespaceExists(name),
+    previewPlan: (rd) => controller.previewPlan(rd),
+    kinds,
+    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
+    onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
+    onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
+    podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
+    forbiddenNamespaces: forbiddenNamespaces(config),
+    bodyLimitBytes: config.bodyLimitBytes,
+    ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
+    ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
+    readiness: () => ({
+      certificates: serving.https !== undefined && certificates.current() !== undefined,
+      caches: controller.synced(),
+      serving: !serving.shuttingDown,
+    }),
+  });
+}
+
+async function shutDown({ config, log, client, controller, certificates, rbac, serving }: ServerParts): Promise<void> {
+  serving.shuttingDown = true;
+  log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
+  serving.https?.drain();
+  certificates.stop();
+  rbac?.stop();
+  // A shared address stays registered: the other replicas behind it go on serving.
+  if (config.mode === 'local' && config.webhookUrl === undefined) {
+    await deleteWebhookConfigurations(client, webhookNameList(config))
+      .then(() => deleteWebhookConfigurations(client, mutatingNameList(config), 'mutatingwebhookconfigurations'))
+      .catch((error: unknown) => log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'));
+  }
+  if (serving.https) {
+    // Readiness already fails: give the endpoints time to drop this pod before closing.
+    await sleep(config.shutdownDelayMs);
+    await serving.https.close(config.shutdownTimeoutMs);
+  }
+  // Last: the namespace webhook hands namespaces to the controller until the listener is closed.
+  await controller.stop();
+  client.close();
+  log.info({}, 'stopped');
 }
 
 /** Composes and starts the whole product; resolves once it serves and its caches are synced. */
@@ -121,8 +199,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     metrics,
     settings: controllerSettings(config),
   });
-  let https: HttpsServer | undefined;
-  let shuttingDown = false;
+  const serving: Serving = { shuttingDown: false };
 
   const certificates = createCertificateManager({
     store: config.mode === 'cluster' ? secretStore(client, config.namespace, config.tlsSecret) : fileStore(config.certDir),
@@ -132,64 +209,20 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     clock,
     log: log.child({ component: 'tls' }),
     metrics,
-    serve: (certificate) => https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, client, () => https?.port ?? config.port),
+    serve: (certificate) => serving.https?.setCertificate(certificate),
+    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port),
   });
 
   const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
-  const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
-  const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
-  const app = createAdmissionApp({
-    log: log.child({ component: 'admission' }),
-    metrics,
-    schema: compileSpecValidator(loadCrdSchema(config.crdPath)),
-    accessReviewer,
-    namespaceExists: (name) => controller.namespaceExists(name),
-    previewPlan: (rd) => controller.previewPlan(rd),
-    kinds,
-    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
-    onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
-    onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
-    podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
-    forbiddenNamespaces: forbiddenNamespaces(config),
-    bodyLimitBytes: config.bodyLimitBytes,
-    ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
-    ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
-    readiness: () => ({
-      certificates: https !== undefined && certificates.current() !== undefined,
-      caches: controller.synced(),
-      serving: !shuttingDown,
-    }),
-  });
+  const parts: ServerParts = { config, log, client, controller, certificates, rbac, serving };
+  const app = admissionApp(parts, { metrics, clusterApi, kinds, webhookClientCa });
 
   let stopping: Promise<void> | undefined;
-  const shutdown = async (): Promise<void> => {
-    shuttingDown = true;
-    log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
-    https?.drain();
-    certificates.stop();
-    rbac?.stop();
-    // A shared address stays registered: the other replicas behind it go on serving.
-    if (config.mode === 'local' && config.webhookUrl === undefined) {
-      await deleteWebhookConfigurations(client, webhookNameList(config))
-        .then(() => deleteWebhookConfigurations(client, mutatingNameList(config), 'mutatingwebhookconfigurations'))
-        .catch((error: unknown) => log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'));
-    }
-    if (https) {
-      // Readiness already fails: give the endpoints time to drop this pod before closing.
-      await sleep(config.shutdownDelayMs);
-      await https.close(config.shutdownTimeoutMs);
-    }
-    // Last: the namespace webhook hands namespaces to the controller until the listener is closed.
-    await controller.stop();
-    client.close();
-    log.info({}, 'stopped');
-  };
-  const stop = (): Promise<void> => (stopping ??= shutdown());
+  const stop = (): Promise<void> => (stopping ??= shutDown(parts));
 
   try {
     const initial = await certificates.ensure();
-    https = await startHttpsServer({
+    const https = await startHttpsServer({
       fetch: app.fetch,
       port: config.port,
       host: config.host,
@@ -197,6 +230,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       ...(webhookClientCa === undefined ? {} : { clientCa: webhookClientCa }),
       log,
     });
+    serving.https = https;
     await certificates.refresh().catch((error: unknown) => {
       // Local mode registers the webhooks here: without them there is nothing to run.
       if (config.mode === 'local') throw error;
@@ -206,11 +240,11 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     certificates.start();
     rbac?.start();
     await controller.start();
+    return { port: https.port, config, controller, certificates, stop };
   } catch (error) {
     await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));
     throw error;
   }
-  return { port: https.port, config, controller, certificates, stop };
 }
 
 export interface LocalServerOptions {

@@ -29,25 +29,11 @@ export interface MetricsOptions {
   defaultMetrics?: boolean;
 }
 
-export function createMetrics(options: MetricsOptions = {}): Metrics {
-  const registry = new Registry();
-  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'resource_distributor_' });
-  const registers = [registry];
+type Registers = Registry[];
+
+/** The work queue and what each pass finds. */
+function reconcileMetrics(registers: Registers): Pick<Metrics, 'reconcileDuration' | 'reconcileTotal' | 'queueDepth' | 'copies'> {
   return {
-    registry,
-    admissionRequests: new Counter({
-      name: 'resource_distributor_admission_requests_total',
-      help: 'Admission requests by webhook, operation and decision (allowed, denied, errored).',
-      labelNames: ['webhook', 'operation', 'decision'],
-      registers,
-    }),
-    admissionDuration: new Histogram({
-      name: 'resource_distributor_admission_duration_seconds',
-      help: 'Time to answer an admission request.',
-      labelNames: ['webhook'],
-      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    }),
     reconcileDuration: new Histogram({
       name: 'resource_distributor_reconcile_duration_seconds',
       help: 'Time of one reconcile of one distribution.',
@@ -72,6 +58,12 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       labelNames: ['state'],
       registers,
     }),
+  };
+}
+
+/** What the controller asks of the API server, and the connections it takes. */
+function apiMetrics(registers: Registers): Pick<Metrics, 'apiErrors' | 'apiRequests' | 'apiConnections'> {
+  return {
     apiErrors: new Counter({
       name: 'resource_distributor_api_errors_total',
       help: 'Failed Kubernetes API calls by verb and HTTP status (0: no answer).',
@@ -89,6 +81,53 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'TLS connections opened to the Kubernetes API server (requests reuse them; a steady rise means they do not).',
       registers,
     }),
+  };
+}
+
+/** What admitting a pod costs it: copies written first, image-pull Secrets added. */
+function podAdmissionMetrics(registers: Registers): Pick<Metrics, 'podMaterialized' | 'podMaterializeDuration' | 'podInjections'> {
+  return {
+    podMaterialized: new Counter({
+      name: 'resource_distributor_pod_materialized_total',
+      help: 'Copies a pod referenced that were missing or stale when it was admitted, by result: written before the answer; unchanged (nothing to write after all: another writer was first, or the object there is not ours); lost (races), failed.',
+      labelNames: ['result'],
+      registers,
+    }),
+    podMaterializeDuration: new Histogram({
+      name: 'resource_distributor_pod_materialize_duration_seconds',
+      help: 'How long a pod admission waited for the copies it references to be written (only when some were missing).',
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    podInjections: new Counter({
+      name: 'resource_distributor_pod_injections_total',
+      help: 'Image-pull Secret names added to pods being created (pod mutation).',
+      registers,
+    }),
+  };
+}
+
+export function createMetrics(options: MetricsOptions = {}): Metrics {
+  const registry = new Registry();
+  if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'resource_distributor_' });
+  const registers = [registry];
+  return {
+    registry,
+    admissionRequests: new Counter({
+      name: 'resource_distributor_admission_requests_total',
+      help: 'Admission requests by webhook, operation and decision (allowed, denied, errored).',
+      labelNames: ['webhook', 'operation', 'decision'],
+      registers,
+    }),
+    admissionDuration: new Histogram({
+      name: 'resource_distributor_admission_duration_seconds',
+      help: 'Time to answer an admission request.',
+      labelNames: ['webhook'],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers,
+    }),
+    ...reconcileMetrics(registers),
+    ...apiMetrics(registers),
     generationDuration: new Histogram({
       name: 'resource_distributor_namespace_generation_duration_seconds',
       help: 'Time from a namespace being admitted to all its copies written.',
@@ -115,23 +154,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       help: 'Source objects (spec.source) watched, each on a connection of its own.',
       registers,
     }),
-    podMaterialized: new Counter({
-      name: 'resource_distributor_pod_materialized_total',
-      help: 'Copies a pod referenced that were missing or stale when it was admitted, by result: written before the answer; unchanged (nothing to write after all: another writer was first, or the object there is not ours); lost (races), failed.',
-      labelNames: ['result'],
-      registers,
-    }),
-    podMaterializeDuration: new Histogram({
-      name: 'resource_distributor_pod_materialize_duration_seconds',
-      help: 'How long a pod admission waited for the copies it references to be written (only when some were missing).',
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
-      registers,
-    }),
-    podInjections: new Counter({
-      name: 'resource_distributor_pod_injections_total',
-      help: 'Image-pull Secret names added to pods being created (pod mutation).',
-      registers,
-    }),
+    ...podAdmissionMetrics(registers),
     webhookCallersRefused: new Counter({
       name: 'resource_distributor_webhook_callers_refused_total',
       help: 'Reviews refused (401) because the caller presented no client certificate the webhook client CA signed, or one of another name.',

@@ -133,6 +133,35 @@ function objectName(request: AdmissionRequest): string | undefined {
   return typeof metadata?.name === 'string' ? metadata.name : undefined;
 }
 
+/** The answer when the webhook threw or ran out of time: `errored` (a 504 when out of time), or allowed when failing open. */
+function failed(options: WebhookRouteOptions, request: AdmissionRequest, error: unknown, deadlineMs: number, waitingFor?: string): Decided {
+  const { name, log } = options;
+  // Its own deadline, or that of a call it waited for (an access review).
+  const timedOut = error instanceof DeadlineExceeded;
+  log.error({ webhook: name, uid: request.uid, err: error, waitingFor }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
+  if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
+  if (!timedOut) return { verdict: errored('internal error while reviewing the request'), decision: 'errored' };
+  const what = waitingFor === undefined ? '' : ` while ${waitingFor}`;
+  return {
+    verdict: errored(`the webhook could not decide within ${deadlineMs} ms${what} (the time the API server gives it: the webhook configuration's timeoutSeconds)`, 504),
+    decision: 'errored',
+  };
+}
+
+function reviewLogFields(name: string, request: AdmissionRequest, { verdict, decision }: Decided, latencyMs: number): Record<string, unknown> {
+  return {
+    uid: request.uid,
+    kind: request.kind.kind,
+    objectName: objectName(request),
+    operation: request.operation,
+    dryRun: request.dryRun,
+    webhook: name,
+    decision,
+    code: verdict.decision === 'allowed' ? undefined : verdict.status.code,
+    latencyMs: Math.round(latencyMs * 100) / 100,
+  };
+}
+
 export function webhookRoute(options: WebhookRouteOptions): [Handler] {
   const { name, webhook, log, metrics } = options;
   // Every pod of the cluster passes through some of these routes: the metric children are looked
@@ -154,18 +183,6 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
     return problem(c, status, message);
   };
 
-  const failed = (request: AdmissionRequest, error: unknown, deadlineMs: number, waitingFor?: string): Decided => {
-    // Its own deadline, or that of a call it waited for (an access review).
-    const timedOut = error instanceof DeadlineExceeded;
-    log.error({ webhook: name, uid: request.uid, err: error, waitingFor }, timedOut ? 'admission deadline exceeded' : 'admission webhook failed');
-    if (options.failOpen === true) return { verdict: allowed(), decision: 'errored' };
-    if (!timedOut) return { verdict: errored('internal error while reviewing the request'), decision: 'errored' };
-    const what = waitingFor === undefined ? '' : ` while ${waitingFor}`;
-    return {
-      verdict: errored(`the webhook could not decide within ${deadlineMs} ms${what} (the time the API server gives it: the webhook configuration's timeoutSeconds)`, 504),
-      decision: 'errored',
-    };
-  };
   const what = `${name} webhook`;
 
   /**
@@ -178,7 +195,7 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
     try {
       verdict = webhook(request, abandoned);
     } catch (error) {
-      return failed(request, error, deadlineMs);
+      return failed(options, request, error, deadlineMs);
     }
     if (!isPromiseLike(verdict)) return { verdict, decision: verdict.decision };
     return withDeadline(Promise.resolve(verdict), deadlineMs, what).then(
@@ -186,7 +203,7 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
       (error: unknown) => {
         // Answered without it: queued work (access reviews) must not go on being sent.
         abandoned.abort();
-        return failed(request, error, deadlineMs, abandoned.waitingFor);
+        return failed(options, request, error, deadlineMs, abandoned.waitingFor);
       },
     );
   };
@@ -212,20 +229,7 @@ export function webhookRoute(options: WebhookRouteOptions): [Handler] {
     duration.observe(latencyMs / 1000);
     const level = options.quiet === true ? 'debug' : 'info';
     if (log.isLevelEnabled(level)) {
-      log[level](
-        {
-          uid: request.uid,
-          kind: request.kind.kind,
-          objectName: objectName(request),
-          operation: request.operation,
-          dryRun: request.dryRun,
-          webhook: name,
-          decision,
-          code: verdict.decision === 'allowed' ? undefined : verdict.status.code,
-          latencyMs: Math.round(latencyMs * 100) / 100,
-        },
-        'admission review',
-      );
+      log[level](reviewLogFields(name, request, { verdict, decision }, latencyMs), 'admission review');
     }
     return c.json(encodeReview(request.uid, verdict));
   };

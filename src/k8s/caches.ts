@@ -11,7 +11,7 @@ import type { NamespaceInfo, Resource, ResourceDistribution } from '../domain/ty
 import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi, CopyRef, NamespaceObject } from './cluster-api.js';
-import { Reflector } from './reflector.js';
+import { Reflector, type ReflectorOptions } from './reflector.js';
 import { createPartSharer } from './shared-parts.js';
 import { namespacedKey, Store, type StoreChange } from './store.js';
 
@@ -200,14 +200,13 @@ export interface Caches {
 /** An existence selector: every copy of every distribution, and nothing else. */
 const COPY_SELECTOR = LABEL_DISTRIBUTION;
 
-export function createCaches(options: CacheOptions): Caches {
-  const { api, log } = options;
-  const distributions = new Store<ResourceDistribution>(distributionIndexes);
-  const objectSyncs = new Store<ObjectSync>(undefined, namespacedKey);
-  const namespaces = new Store<CachedNamespace>({ [NAMESPACES_BY_LABEL]: (ns) => labelPairs(ns.info.labels) });
-  const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
-  const kinds = options.kinds ?? CORE_REGISTRY;
-  const copies = new CopyCache((key, store) => {
+/** What every reflector of the caches is given alike. */
+type ReflectorCommon = Pick<ReflectorOptions<Resource>, 'log' | 'watchTimeoutSeconds' | 'stallGraceMs'>;
+
+/** Copies are watched per kind, from the moment a distribution first copies that kind. */
+function createCopyCache(options: CacheOptions, kinds: KindRegistry, common: ReflectorCommon): CopyCache {
+  const { api } = options;
+  return new CopyCache((key, store) => {
     const kind = kinds.byKey(key);
     const reflector = new Reflector<Resource>({
       ...common,
@@ -224,6 +223,16 @@ export function createCaches(options: CacheOptions): Caches {
     void reflector.whenSynced().then(() => options.onChange({ resource: 'kinds', key }));
     return reflector;
   }, () => options.onChange({ resource: 'copy-deleted' }));
+}
+
+export function createCaches(options: CacheOptions): Caches {
+  const { api, log } = options;
+  const distributions = new Store<ResourceDistribution>(distributionIndexes);
+  const objectSyncs = new Store<ObjectSync>(undefined, namespacedKey);
+  const namespaces = new Store<CachedNamespace>({ [NAMESPACES_BY_LABEL]: (ns) => labelPairs(ns.info.labels) });
+  const common = { log, watchTimeoutSeconds: options.watchTimeoutSeconds, stallGraceMs: options.stallGraceMs };
+  const kinds = options.kinds ?? CORE_REGISTRY;
+  const copies = createCopyCache(options, kinds, common);
   const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
 
   const reflectors = [

@@ -2,7 +2,7 @@
 import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL, type ObjectSync } from '../domain/object-sync.js';
 import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
-import type { ClusterApi, CopyRef, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
+import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient, Query } from './kube-client.js';
@@ -53,7 +53,16 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
   }
 }
 
-export function createClusterApi(client: KubeClient, options: ClientClusterApiOptions = {}): ClusterApi {
+/** What every group of methods below shares: the client, the allowed kinds, and reads and writes that trim what they return. */
+interface Requests {
+  client: KubeClient;
+  kindOf: (key: KindKey) => ApiKind;
+  listAll: <T>(path: string, query?: Query) => Promise<ListResult<T>>;
+  get: <T>(path: string) => Promise<T | undefined>;
+  send: <T>(method: string, path: string, body: unknown, contentType?: string) => Promise<T>;
+}
+
+function createRequests(client: KubeClient, options: ClientClusterApiOptions): Requests {
   const limit = options.pageSize ?? 500;
   const kinds = options.kinds ?? CORE_REGISTRY;
 
@@ -63,19 +72,6 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     if (kind === undefined) throw new Error(`kind ${key} is not allowed (RD_ALLOWED_KINDS)`);
     return kind;
   }
-  /** An object's path, in the version it is written in. */
-  const objectPath = (object: Resource, withName: boolean): string =>
-    kindPath(
-      kindOf(kindKeyOf(object.apiVersion, object.kind)),
-      object.metadata.namespace ?? '',
-      withName ? (object.metadata.name ?? '') : undefined,
-      versionOf(object.apiVersion),
-    );
-  /** List items carry no apiVersion/kind (only single objects and watch events do); everything downstream needs them. */
-  const identified = (kind: ApiKind, listed: ListResult<Resource>): ListResult<Resource> => {
-    for (const item of listed.items) Object.assign(item, { apiVersion: apiVersionFor(kind), kind: kind.kind });
-    return listed;
-  };
 
   async function listAll<T>(path: string, query: Query = {}): Promise<ListResult<T>> {
     const items: T[] = [];
@@ -97,22 +93,75 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
   const send = async <T>(method: string, path: string, body: unknown, contentType?: string): Promise<T> =>
     trimmed(await client.request<T>(method, path, { body, ...(contentType ? { contentType } : {}) }));
 
+  return { client, kindOf, listAll, get, send };
+}
+
+/** List items carry no apiVersion/kind (only single objects and watch events do); everything downstream needs them. */
+function identified(kind: ApiKind, listed: ListResult<Resource>): ListResult<Resource> {
+  for (const item of listed.items) Object.assign(item, { apiVersion: apiVersionFor(kind), kind: kind.kind });
+  return listed;
+}
+
+type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'deleteCopy'>;
+
+/** Copies and sources: objects of any allowed kind, each at the path of its own kind and version. */
+function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMethods {
+  /** An object's path, in the version it is written in. */
+  const objectPath = (object: Resource, withName: boolean): string =>
+    kindPath(
+      kindOf(kindKeyOf(object.apiVersion, object.kind)),
+      object.metadata.namespace ?? '',
+      withName ? (object.metadata.name ?? '') : undefined,
+      versionOf(object.apiVersion),
+    );
+
   return {
-    listDistributions: () => listAll<ResourceDistribution>(DISTRIBUTIONS),
-    listNamespaces: () => listAll<NamespaceObject>('/api/v1/namespaces'),
     listCopies: async (key, labelSelector) => {
       const kind = kindOf(key);
       return identified(kind, await listAll<Resource>(kindPath(kind), { labelSelector }));
     },
+    listSource: async (ref) => {
+      const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
+      return identified(kind, await listAll<Resource>(kindPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` }));
+    },
+    getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
+    createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
+    replaceCopy: (object) => send<Resource>('PUT', objectPath(object, true), object),
+    deleteCopy: async ({ kind, namespace, name }: CopyRef, uid, resourceVersion) => {
+      const preconditions = resourceVersion === undefined ? { uid } : { uid, resourceVersion };
+      await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions } });
+    },
+  };
+}
+
+function eventBody(event: EventObject): object {
+  return {
+    apiVersion: 'v1',
+    kind: 'Event',
+    metadata: { generateName: event.generateName, namespace: event.namespace },
+    involvedObject: event.involvedObject,
+    reason: event.reason,
+    message: event.message,
+    type: event.type,
+    source: { component: event.component, host: event.instance },
+    firstTimestamp: event.time.toISOString(),
+    lastTimestamp: event.time.toISOString(),
+    count: 1,
+  };
+}
+
+export function createClusterApi(client: KubeClient, options: ClientClusterApiOptions = {}): ClusterApi {
+  const requests = createRequests(client, options);
+  const { kindOf, listAll, get, send } = requests;
+
+  return {
+    listDistributions: () => listAll<ResourceDistribution>(DISTRIBUTIONS),
+    listNamespaces: () => listAll<NamespaceObject>('/api/v1/namespaces'),
     watch: (resource, watchOptions, callbacks) => {
       if (resource === 'distributions') return startWatch(client, DISTRIBUTIONS, watchOptions, callbacks);
       if (resource === 'namespaces') return startWatch(client, '/api/v1/namespaces', watchOptions, callbacks);
       if (resource === 'objectsyncs') return startWatch(client, OBJECT_SYNCS, watchOptions, callbacks);
       return startWatch(client, kindPath(kindOf(resource), watchOptions.namespace), watchOptions, callbacks);
-    },
-    listSource: async (ref) => {
-      const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
-      return identified(kind, await listAll<Resource>(kindPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` }));
     },
 
     getNamespace: (name) => get<NamespaceObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
@@ -122,13 +171,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
       return first === undefined ? undefined : trimmed(first);
     },
 
-    getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
-    createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
-    replaceCopy: (object) => send<Resource>('PUT', objectPath(object, true), object),
-    deleteCopy: async ({ kind, namespace, name }: CopyRef, uid, resourceVersion) => {
-      const preconditions = resourceVersion === undefined ? { uid } : { uid, resourceVersion };
-      await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions } });
-    },
+    ...copyMethods(requests),
 
     patchDistributionStatus: (name, status) =>
       send<ResourceDistribution>('PATCH', `${DISTRIBUTIONS}/${encodeURIComponent(name)}/status`, { status }, MERGE_PATCH),
@@ -144,20 +187,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
       send<ObjectSync>('PATCH', objectSyncPath(namespace, name), { metadata: { finalizers, resourceVersion } }, MERGE_PATCH),
 
     createEvent: async (event) => {
-      const body = {
-        apiVersion: 'v1',
-        kind: 'Event',
-        metadata: { generateName: event.generateName, namespace: event.namespace },
-        involvedObject: event.involvedObject,
-        reason: event.reason,
-        message: event.message,
-        type: event.type,
-        source: { component: event.component, host: event.instance },
-        firstTimestamp: event.time.toISOString(),
-        lastTimestamp: event.time.toISOString(),
-        count: 1,
-      };
-      await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(event.namespace)}/events`, { body });
+      await client.request('POST', `/api/v1/namespaces/${encodeURIComponent(event.namespace)}/events`, { body: eventBody(event) });
     },
 
     getLease: (namespace, name) => get<LeaseObject>(leasePath(namespace, name)),

@@ -2,7 +2,7 @@
 // kept-alive TLS connections. Requests share a bounded pool (a burst of writes queues for a free
 // connection instead of opening one per request); each watch holds a connection of its own pool
 // for as long as it runs, and a finished watch hands it to the next one.
-import type { IncomingMessage } from 'node:http';
+import type { ClientRequest, IncomingMessage } from 'node:http';
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { Socket } from 'node:net';
 import { DeadlineExceeded } from './deadline.js';
@@ -104,6 +104,67 @@ export function lineReader(onLine: (line: string) => void): (chunk: string) => v
   };
 }
 
+/** The parsed answer of a sent request, which is aborted if it takes longer than `timeoutMs`. */
+function answerOf<T>(req: ClientRequest, method: string, path: string, timeoutMs: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      req.destroy(new DeadlineExceeded(`${method} ${path}: no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    req.on('error', (error) => {
+      clearTimeout(timer);
+      reject(error);
+    });
+    req.on('response', (response) => {
+      readBody(response).then((text) => {
+        clearTimeout(timer);
+        const status = response.statusCode ?? 0;
+        const parsed = parseOrText(text);
+        if (status >= 200 && status < 300) resolve(parsed as T);
+        else reject(new ApiError(status, parsed));
+      }, reject);
+    });
+  });
+}
+
+/** Feeds a sent watch request's events to `onObject` as they arrive; `onDone` once, however it ends. */
+function followWatch(req: ClientRequest, onObject: (object: unknown) => void, onDone: (error?: unknown) => void): WatchStream {
+  let done = false;
+  const finish = (error?: unknown): void => {
+    if (done) return;
+    done = true;
+    onDone(error);
+  };
+  req.on('error', (error) => finish(error));
+  req.on('response', (response) => {
+    const status = response.statusCode ?? 0;
+    if (status !== 200) {
+      readBody(response).then((text) => finish(new ApiError(status, parseOrText(text))), finish);
+      return;
+    }
+    response.setEncoding('utf8');
+    const feed = lineReader((line) => {
+      if (!done) onObject(JSON.parse(line) as unknown);
+    });
+    response.on('data', (chunk: string) => {
+      try {
+        feed(chunk);
+      } catch (error) {
+        req.destroy();
+        finish(error);
+      }
+    });
+    response.on('end', () => finish());
+    response.on('error', (error) => finish(error));
+    response.on('aborted', () => finish(new Error('watch connection aborted')));
+  });
+  return {
+    stop: () => {
+      done = true;
+      req.destroy();
+    },
+  };
+}
+
 export function createKubeClient(connection: Connection, options: KubeClientOptions): KubeClient {
   const tls = {
     ca: connection.ca,
@@ -126,7 +187,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
     });
   };
 
-  async function start(agent: Agent, method: string, path: string, call: CallOptions): Promise<ReturnType<typeof request>> {
+  async function start(agent: Agent, method: string, path: string, call: CallOptions): Promise<ClientRequest> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     const authorization = await connection.authorization();
     if (authorization !== undefined) headers.Authorization = authorization;
@@ -152,64 +213,12 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
   return {
     async request<T>(method: string, path: string, call: CallOptions = {}): Promise<T> {
       const req = await start(requests, method, path, call);
-      const timeoutMs = call.timeoutMs ?? options.timeoutMs;
-      return new Promise<T>((resolve, reject) => {
-        const timer = setTimeout(() => {
-          req.destroy(new DeadlineExceeded(`${method} ${path}: no answer within ${timeoutMs} ms`));
-        }, timeoutMs);
-        req.on('error', (error) => {
-          clearTimeout(timer);
-          reject(error);
-        });
-        req.on('response', (response) => {
-          readBody(response).then((text) => {
-            clearTimeout(timer);
-            const status = response.statusCode ?? 0;
-            const parsed = parseOrText(text);
-            if (status >= 200 && status < 300) resolve(parsed as T);
-            else reject(new ApiError(status, parsed));
-          }, reject);
-        });
-      });
+      return answerOf<T>(req, method, path, call.timeoutMs ?? options.timeoutMs);
     },
 
     async watch(path, query, onObject, onDone) {
       const req = await start(watches, 'GET', path, { query: { ...query, watch: true } });
-      let done = false;
-      const finish = (error?: unknown): void => {
-        if (done) return;
-        done = true;
-        onDone(error);
-      };
-      req.on('error', (error) => finish(error));
-      req.on('response', (response) => {
-        const status = response.statusCode ?? 0;
-        if (status !== 200) {
-          readBody(response).then((text) => finish(new ApiError(status, parseOrText(text))), finish);
-          return;
-        }
-        response.setEncoding('utf8');
-        const feed = lineReader((line) => {
-          if (!done) onObject(JSON.parse(line) as unknown);
-        });
-        response.on('data', (chunk: string) => {
-          try {
-            feed(chunk);
-          } catch (error) {
-            req.destroy();
-            finish(error);
-          }
-        });
-        response.on('end', () => finish());
-        response.on('error', (error) => finish(error));
-        response.on('aborted', () => finish(new Error('watch connection aborted')));
-      });
-      return {
-        stop: () => {
-          done = true;
-          req.destroy();
-        },
-      };
+      return followWatch(req, onObject, onDone);
     },
 
     connectionsOpened: () => opened,

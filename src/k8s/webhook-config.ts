@@ -41,86 +41,95 @@ export interface WebhookDefinitionOptions {
  */
 export function webhookConfigurations(options: WebhookDefinitionOptions): V1ValidatingWebhookConfiguration[] {
   const common = { admissionReviewVersions: ['v1'], matchPolicy: 'Equivalent' };
-  return [
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: options.names.distributions, labels: { 'app.kubernetes.io/name': 'resource-distributor' } },
-      webhooks: [
-        {
-          ...common,
-          name: 'resourcedistributions.resource-distributor.io',
-          clientConfig: options.clientConfig(WEBHOOK_PATHS.distributions),
-          rules: [
-            {
-              apiGroups: ['apps.kruise.io'],
-              apiVersions: ['v1alpha1'],
-              operations: ['CREATE', 'UPDATE'],
-              resources: ['resourcedistributions'],
-              scope: 'Cluster',
-            },
-          ],
-          failurePolicy: 'Fail',
-          sideEffects: 'None',
-          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
-        },
-        {
-          ...common,
-          name: 'objectsyncs.resource-distributor.io',
-          clientConfig: options.clientConfig(WEBHOOK_PATHS.objectSyncs),
-          rules: [
-            {
-              apiGroups: ['sync.rustrial.org'],
-              apiVersions: ['v1alpha1'],
-              operations: ['CREATE', 'UPDATE'],
-              resources: ['objectsyncs'],
-              scope: 'Namespaced',
-            },
-          ],
-          failurePolicy: 'Fail',
-          sideEffects: 'None',
-          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
-        },
-      ],
-    },
-    {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingWebhookConfiguration',
-      metadata: { name: options.names.namespaces, labels: { 'app.kubernetes.io/name': 'resource-distributor' } },
-      webhooks: [
-        {
-          ...common,
-          name: 'namespaces.resource-distributor.io',
-          clientConfig: options.clientConfig(WEBHOOK_PATHS.namespaces),
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: 'Cluster' }],
-          // Never block namespace creation: if we are down, the periodic sweep catches up.
-          failurePolicy: 'Ignore',
-          sideEffects: 'NoneOnDryRun',
-          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.namespaces,
-          namespaceSelector: {
-            matchExpressions: [
-              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },
-            ],
+  return [validationConfiguration(options, common), generationConfiguration(options, common)];
+}
+
+type CommonWebhookFields = { admissionReviewVersions: string[]; matchPolicy: string };
+
+/** The webhooks that may refuse a write, so they fail closed: a bad distribution or ObjectSync is never stored. */
+function validationConfiguration(options: WebhookDefinitionOptions, common: CommonWebhookFields): V1ValidatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: options.names.distributions, labels: { 'app.kubernetes.io/name': 'resource-distributor' } },
+    webhooks: [
+      {
+        ...common,
+        name: 'resourcedistributions.resource-distributor.io',
+        clientConfig: options.clientConfig(WEBHOOK_PATHS.distributions),
+        rules: [
+          {
+            apiGroups: ['apps.kruise.io'],
+            apiVersions: ['v1alpha1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['resourcedistributions'],
+            scope: 'Cluster',
           },
-        },
-        {
-          ...common,
-          name: 'pods.resource-distributor.io',
-          clientConfig: options.clientConfig(WEBHOOK_PATHS.pods),
-          rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
-          // Never block a pod: without us it starts as it would have before (its copies come a moment later).
-          failurePolicy: 'Ignore',
-          sideEffects: 'NoneOnDryRun',
-          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.pods,
-          namespaceSelector: {
-            matchExpressions: [
-              { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },
-            ],
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
+      },
+      {
+        ...common,
+        name: 'objectsyncs.resource-distributor.io',
+        clientConfig: options.clientConfig(WEBHOOK_PATHS.objectSyncs),
+        rules: [
+          {
+            apiGroups: ['sync.rustrial.org'],
+            apiVersions: ['v1alpha1'],
+            operations: ['CREATE', 'UPDATE'],
+            resources: ['objectsyncs'],
+            scope: 'Namespaced',
           },
+        ],
+        failurePolicy: 'Fail',
+        sideEffects: 'None',
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
+      },
+    ],
+  };
+}
+
+/** The webhooks that only start copies early (new namespaces, new pods): they never refuse anything, so they fail open. */
+function generationConfiguration(options: WebhookDefinitionOptions, common: CommonWebhookFields): V1ValidatingWebhookConfiguration {
+  return {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: options.names.namespaces, labels: { 'app.kubernetes.io/name': 'resource-distributor' } },
+    webhooks: [
+      {
+        ...common,
+        name: 'namespaces.resource-distributor.io',
+        clientConfig: options.clientConfig(WEBHOOK_PATHS.namespaces),
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['namespaces'], scope: 'Cluster' }],
+        // Never block namespace creation: if we are down, the periodic sweep catches up.
+        failurePolicy: 'Ignore',
+        sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.namespaces,
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },
+          ],
         },
-      ],
-    },
-  ];
+      },
+      {
+        ...common,
+        name: 'pods.resource-distributor.io',
+        clientConfig: options.clientConfig(WEBHOOK_PATHS.pods),
+        rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['pods'], scope: 'Namespaced' }],
+        // Never block a pod: without us it starts as it would have before (its copies come a moment later).
+        failurePolicy: 'Ignore',
+        sideEffects: 'NoneOnDryRun',
+        timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.pods,
+        namespaceSelector: {
+          matchExpressions: [
+            { key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] },
+          ],
+        },
+      },
+    ],
+  };
 }
 
 /** The label that opts a namespace or a pod out of image-pull Secret injection. */

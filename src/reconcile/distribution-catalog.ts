@@ -66,14 +66,25 @@ function unshadowed(distributions: ResourceDistribution[], synced: readonly Reso
   return distributions.filter((rd) => !taken.has(rd.metadata.name));
 }
 
-export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalog {
-  const { api, caches, log } = deps;
+/**
+ * What the catalog remembers of ObjectSyncs between calls, and the reads over it: the lookups and
+ * the writes both translate ObjectSyncs the same way and share what each has learned.
+ */
+interface ObjectSyncDistributions {
+  /** The last status computed for each ObjectSync distribution: the ObjectSync keeps only their fold. */
+  statuses: Map<string, DistributionStatus>;
+  /** distribution name -> its ObjectSync (`namespace/name`), for every translation made. */
+  origins: Map<string, string>;
+  distributionsOfSync: (os: ObjectSync) => ResourceDistribution[];
+  fromObjectSyncs: () => ResourceDistribution[];
+  withStatus: (rd: ResourceDistribution) => ResourceDistribution;
+  objectSyncOf: (rd: ResourceDistribution) => ObjectSync | undefined;
+}
+
+function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistributions {
   /** The distributions of each ObjectSync as last seen (the store replaces an object when it changes). */
   const translated = new WeakMap<ObjectSync, ResourceDistribution[]>();
-  /** The last status computed for each ObjectSync distribution: the ObjectSync keeps only their fold. */
   const statuses = new Map<string, DistributionStatus>();
-
-  /** distribution name -> its ObjectSync (`namespace/name`), for every translation made. */
   const origins = new Map<string, string>();
 
   function distributionsOfSync(os: ObjectSync): ResourceDistribution[] {
@@ -110,33 +121,14 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
     return rd.origin === undefined ? undefined : caches.objectSyncs.get(`${rd.origin.namespace}/${rd.origin.name}`);
   }
 
-  async function writeObjectSyncStatus(rd: ResourceDistribution, status: DistributionStatus): Promise<boolean> {
-    statuses.set(rd.metadata.name, status);
-    const os = objectSyncOf(rd);
-    if (os === undefined) return false;
-    const known = distributionsOfSync(os).map((group) => statuses.get(group.metadata.name));
-    // Each destination name reports once it has been reconciled; the fold waits for all of them.
-    if (known.some((status) => status === undefined)) return false;
-    const folded = foldStatus(os, known as DistributionStatus[], toRfc3339(deps.clock()));
-    if (canonicalJson(folded) === canonicalJson(os.status ?? null)) return false;
-    try {
-      const written = await api.patchObjectSyncStatus(os.metadata.namespace, os.metadata.name, folded);
-      caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
-      return true;
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
-  }
+  return { statuses, origins, distributionsOfSync, fromObjectSyncs, withStatus, objectSyncOf };
+}
 
-  async function setFinalizers(os: ObjectSync, finalizers: string[]): Promise<void> {
-    try {
-      const written = await api.patchObjectSyncFinalizers(os.metadata.namespace, os.metadata.name, finalizers, os.metadata.resourceVersion ?? '');
-      caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
-    } catch (error) {
-      if (!isNotFound(error)) throw error;
-    }
-  }
+type CatalogLookups = Pick<DistributionCatalog, 'referencing' | 'injecting' | 'injectingInto' | 'targeting' | 'get' | 'list' | 'names' | 'groupOf'>;
+
+/** The cached distributions of both APIs, as the reconciler, the generator and the triggers ask for them. */
+function catalogLookups(caches: CatalogDeps['caches'], syncs: ObjectSyncDistributions): CatalogLookups {
+  const { origins, fromObjectSyncs, withStatus } = syncs;
 
   /** Some of the cached ResourceDistributions, and the ObjectSync distributions that pass `keep`, as list() serves them. */
   function served(some: ResourceDistribution[], keep: (rd: ResourceDistribution) => boolean): ResourceDistribution[] {
@@ -169,6 +161,51 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       return [...unshadowed(caches.distributions.list(), synced), ...synced.map(withStatus)];
     },
     names: () => [...new Set([...caches.distributions.keys(), ...fromObjectSyncs().map((rd) => rd.metadata.name)])],
+    groupOf: (name) => {
+      if (!isReserved(name)) return name;
+      if (!origins.has(name)) fromObjectSyncs();
+      return origins.get(name) ?? name;
+    },
+  };
+}
+
+async function writeObjectSyncStatus(deps: CatalogDeps, syncs: ObjectSyncDistributions, rd: ResourceDistribution, status: DistributionStatus): Promise<boolean> {
+  const { api, caches } = deps;
+  const { statuses } = syncs;
+  statuses.set(rd.metadata.name, status);
+  const os = syncs.objectSyncOf(rd);
+  if (os === undefined) return false;
+  const known = syncs.distributionsOfSync(os).map((group) => statuses.get(group.metadata.name));
+  // Each destination name reports once it has been reconciled; the fold waits for all of them.
+  if (known.some((status) => status === undefined)) return false;
+  const folded = foldStatus(os, known as DistributionStatus[], toRfc3339(deps.clock()));
+  if (canonicalJson(folded) === canonicalJson(os.status ?? null)) return false;
+  try {
+    const written = await api.patchObjectSyncStatus(os.metadata.namespace, os.metadata.name, folded);
+    caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
+    return true;
+  } catch (error) {
+    if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+async function setFinalizers({ api, caches }: CatalogDeps, os: ObjectSync, finalizers: string[]): Promise<void> {
+  try {
+    const written = await api.patchObjectSyncFinalizers(os.metadata.namespace, os.metadata.name, finalizers, os.metadata.resourceVersion ?? '');
+    caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
+  } catch (error) {
+    if (!isNotFound(error)) throw error;
+  }
+}
+
+type CatalogLifecycle = Pick<DistributionCatalog, 'exists' | 'writeStatus' | 'hold' | 'release' | 'forget'>;
+
+/** What the reconciler asks of the API behind a distribution: whether it still exists, its status, its finalizer. */
+function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): CatalogLifecycle {
+  const { api, caches, log } = deps;
+  const { statuses, origins, distributionsOfSync, objectSyncOf } = syncs;
+  return {
     exists: async (name, copies) => {
       const named = copies.find((copy) => copy.metadata.annotations?.[ANNOTATION_FROM] === name)?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC];
       if (named === undefined) return (await api.lookupDistribution(name)) !== undefined;
@@ -180,7 +217,7 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       return groups.length === 0 || groups.some((rd) => rd.metadata.name === name);
     },
     writeStatus: async (rd, status) => {
-      if (rd.origin !== undefined) return writeObjectSyncStatus(rd, status);
+      if (rd.origin !== undefined) return writeObjectSyncStatus(deps, syncs, rd, status);
       try {
         const written = await api.patchDistributionStatus(rd.metadata.name, status);
         caches.distributions.observeWrite(written, rd.metadata.resourceVersion);
@@ -195,16 +232,11 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       const finalizers = os?.metadata.finalizers ?? [];
       if (os === undefined || os.metadata.deletionTimestamp !== undefined) return;
       if (finalizers.includes(OBJECT_SYNC_FINALIZER) && !finalizers.includes(LEGACY_FINALIZER)) return;
-      await setFinalizers(os, [...finalizers.filter((finalizer) => finalizer !== LEGACY_FINALIZER && finalizer !== OBJECT_SYNC_FINALIZER), OBJECT_SYNC_FINALIZER]);
+      await setFinalizers(deps, os, [...finalizers.filter((finalizer) => finalizer !== LEGACY_FINALIZER && finalizer !== OBJECT_SYNC_FINALIZER), OBJECT_SYNC_FINALIZER]);
     },
     forget: (name) => {
       statuses.delete(name);
       origins.delete(name);
-    },
-    groupOf: (name) => {
-      if (!isReserved(name)) return name;
-      if (!origins.has(name)) fromObjectSyncs();
-      return origins.get(name) ?? name;
     },
     release: async (rd) => {
       const os = objectSyncOf(rd);
@@ -216,9 +248,15 @@ export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalo
       log.info({ objectSync: `${os.metadata.namespace}/${os.metadata.name}` }, 'copies gone, finalizer removed');
       for (const group of distributionsOfSync(os)) statuses.delete(group.metadata.name);
       await setFinalizers(
+        deps,
         os,
         finalizers.filter((finalizer) => !held.includes(finalizer)),
       );
     },
   };
+}
+
+export function createDistributionCatalog(deps: CatalogDeps): DistributionCatalog {
+  const syncs = objectSyncDistributions(deps.caches);
+  return { ...catalogLookups(deps.caches, syncs), ...catalogLifecycle(deps, syncs) };
 }

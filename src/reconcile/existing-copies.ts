@@ -41,6 +41,26 @@ export interface ExistingCopiesDeps {
   forbiddenNamespaces: readonly string[];
 }
 
+/**
+ * Our copies in namespaces no longer targeted (the plan deletes them): within some namespaces,
+ * looked up there; otherwise looked for only when the cache holds more of the distribution's
+ * copies than its targets do.
+ */
+function addUntargeted(caches: ExistingCopiesDeps['caches'], rd: ResolvedDistribution, kind: KindKey, result: ExistingCopies, within: ReadonlySet<string> | undefined): void {
+  const name = rd.spec.resource.metadata.name ?? '';
+  let candidates: Iterable<Resource | undefined> = [];
+  if (within !== undefined) candidates = [...within].map((namespace) => caches.copies.get({ kind, namespace, name }));
+  else if (caches.copies.countOf(rd.metadata.name) > result.ownCopies) candidates = caches.copies.byDistribution(rd.metadata.name);
+  const isOwn = (copy: Resource): boolean =>
+    copy.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name && kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
+  for (const copy of candidates) {
+    const namespace = copy?.metadata.namespace ?? '';
+    if (copy === undefined || result.existing.has(namespace) || !isOwn(copy)) continue;
+    result.existing.set(namespace, copy);
+    result.ownCopies += 1;
+  }
+}
+
 export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCopiesReader {
   const { api, caches } = deps;
   /** distribution name -> namespaces where the last read found an object our cache does not hold. */
@@ -76,26 +96,6 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
     return (namespace) => known?.has(namespace) === true;
   }
 
-  /**
-   * Our copies in namespaces no longer targeted (the plan deletes them): within some namespaces,
-   * looked up there; otherwise looked for only when the cache holds more of the distribution's
-   * copies than its targets do.
-   */
-  function addUntargeted(rd: ResolvedDistribution, kind: KindKey, result: ExistingCopies, within: ReadonlySet<string> | undefined): void {
-    const name = rd.spec.resource.metadata.name ?? '';
-    let candidates: Iterable<Resource | undefined> = [];
-    if (within !== undefined) candidates = [...within].map((namespace) => caches.copies.get({ kind, namespace, name }));
-    else if (caches.copies.countOf(rd.metadata.name) > result.ownCopies) candidates = caches.copies.byDistribution(rd.metadata.name);
-    const isOwn = (copy: Resource): boolean =>
-      copy.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name && kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
-    for (const copy of candidates) {
-      const namespace = copy?.metadata.namespace ?? '';
-      if (copy === undefined || result.existing.has(namespace) || !isOwn(copy)) continue;
-      result.existing.set(namespace, copy);
-      result.ownCopies += 1;
-    }
-  }
-
   return {
     async read(rd, kind, namespaces, within) {
       const name = rd.spec.resource.metadata.name ?? '';
@@ -111,7 +111,7 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
         } else if (readFirst(namespace)) toRead.push(namespace);
         else result.unread.add(namespace);
       }
-      addUntargeted(rd, kind, result, within);
+      addUntargeted(caches, rd, kind, result, within);
       await get(rd, kind, toRead, result);
       return result;
     },

@@ -56,15 +56,16 @@ interface Task {
   again: boolean;
 }
 
-export function createGenerator(deps: GeneratorDeps): Generator {
-  const { api, caches, log, clock } = deps;
-  const waitTimeoutMs = deps.waitTimeoutMs ?? 30_000;
-  const pollAfterMs = deps.pollAfterMs ?? 2_000;
-  const maxPending = deps.maxPending ?? 256;
-  const updateSettleMs = deps.updateSettleMs ?? 2_000;
-  const tasks = new Map<string, Task>();
+/** Generations waiting for a namespace to change, woken by the namespace cache (or by stop). */
+interface NamespaceChanges {
+  changed: (name: string) => void;
+  /** Resolves true on the next change of that namespace, false after `ms` without one. */
+  nextChange: (name: string, ms: number) => Promise<boolean>;
+  wakeAll: () => void;
+}
+
+function namespaceChanges(): NamespaceChanges {
   const waiters = new Map<string, Set<() => void>>();
-  let stopped = false;
 
   function changed(name: string): void {
     const set = waiters.get(name);
@@ -72,7 +73,6 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     for (const wake of set ?? []) wake();
   }
 
-  /** Resolves true on the next change of that namespace, false after `ms` without one. */
   function nextChange(name: string, ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const set = waiters.get(name) ?? new Set<() => void>();
@@ -87,6 +87,34 @@ export function createGenerator(deps: GeneratorDeps): Generator {
       waiters.set(name, set);
     });
   }
+
+  return {
+    changed,
+    nextChange,
+    wakeAll: () => {
+      for (const name of [...waiters.keys()]) changed(name);
+    },
+  };
+}
+
+/** What the parts of a generator share: its deps and settings, the changes it waits on, and whether it is stopped. */
+interface GeneratorContext {
+  deps: GeneratorDeps;
+  waitTimeoutMs: number;
+  pollAfterMs: number;
+  updateSettleMs: number;
+  changes: NamespaceChanges;
+  isStopped: () => boolean;
+}
+
+interface NamespaceLookup {
+  /** The namespace of that uid, if the cache holds it. */
+  cached: (name: string, uid: string) => NamespaceInfo | undefined;
+  waitForNamespace: (name: string, uid: string) => Promise<NamespaceInfo | undefined>;
+}
+
+function namespaceLookup({ deps, waitTimeoutMs, pollAfterMs, changes, isStopped }: GeneratorContext): NamespaceLookup {
+  const { api, caches, log, clock } = deps;
 
   function cached(name: string, uid: string): NamespaceInfo | undefined {
     const ns = caches.namespaces.get(name);
@@ -113,17 +141,26 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     let asked = false;
     for (;;) {
       const found = cached(name, uid);
-      if (found || stopped) return found;
+      if (found || isStopped()) return found;
       const elapsed = clock().getTime() - started;
       if (elapsed >= waitTimeoutMs) return undefined;
       if (elapsed >= pollAfterMs && !asked) {
         asked = true;
         const fromApi = await polled(name, uid);
-        if (fromApi || stopped) return fromApi;
+        if (fromApi || isStopped()) return fromApi;
       }
-      await nextChange(name, Math.min(asked ? waitTimeoutMs - elapsed : pollAfterMs - elapsed, waitTimeoutMs - elapsed));
+      await changes.nextChange(name, Math.min(asked ? waitTimeoutMs - elapsed : pollAfterMs - elapsed, waitTimeoutMs - elapsed));
     }
   }
+
+  return { cached, waitForNamespace };
+}
+
+/** One generation of one admitted namespace: find it, then write the copies of what targets it. */
+function generation(context: GeneratorContext): (name: string, uid: string) => Promise<void> {
+  const { deps, updateSettleMs, changes, isStopped } = context;
+  const { caches, log, clock } = deps;
+  const { cached, waitForNamespace } = namespaceLookup(context);
 
   async function writeCopies(ns: NamespaceInfo): Promise<number> {
     // Looked up by the namespace's name and labels: a new namespace costs the distributions that may target it, not all of them.
@@ -135,31 +172,47 @@ export function createGenerator(deps: GeneratorDeps): Generator {
         const resolved = resolveDistribution(rd, caches);
         return resolved.state === 'ready' && !writesHeldBack(resolved.rd) ? [resolved.rd] : [];
       });
-    await mapBounded(matching, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, () => stopped));
+    await mapBounded(matching, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, isStopped));
     return matching.length;
   }
 
-  async function generate(name: string, uid: string): Promise<void> {
+  return async function generate(name: string, uid: string): Promise<void> {
     const admittedAt = clock().getTime();
     const existing = cached(name, uid);
     if (existing) {
       // Admitted while it already existed: an UPDATE not stored yet. Write for what is known now,
       // and again once the update lands (its labels may bring new targets).
-      const next = nextChange(name, updateSettleMs);
+      const next = changes.nextChange(name, updateSettleMs);
       await writeCopies(existing);
       const landed = (await next) ? cached(name, uid) : undefined;
-      if (landed && !stopped) await writeCopies(landed);
+      if (landed && !isStopped()) await writeCopies(landed);
       return;
     }
     const ns = await waitForNamespace(name, uid);
     if (!ns) {
-      if (!stopped) log.debug({ ns: name, uid }, 'admitted namespace never appeared');
+      if (!isStopped()) log.debug({ ns: name, uid }, 'admitted namespace never appeared');
       return;
     }
     const written = await writeCopies(ns);
     deps.metrics.generationDuration.observe((clock().getTime() - admittedAt) / 1000);
     if (written > 0) log.info({ ns: name, distributions: written }, 'namespace generated');
-  }
+  };
+}
+
+export function createGenerator(deps: GeneratorDeps): Generator {
+  const { log } = deps;
+  const maxPending = deps.maxPending ?? 256;
+  const tasks = new Map<string, Task>();
+  const changes = namespaceChanges();
+  let stopped = false;
+  const generate = generation({
+    deps,
+    waitTimeoutMs: deps.waitTimeoutMs ?? 30_000,
+    pollAfterMs: deps.pollAfterMs ?? 2_000,
+    updateSettleMs: deps.updateSettleMs ?? 2_000,
+    changes,
+    isStopped: () => stopped,
+  });
 
   function run(name: string, uid: string): void {
     const task: Task = { name, again: false, promise: Promise.resolve() };
@@ -192,7 +245,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
         log.debug({ ns: name, pending: tasks.size }, 'generation skipped: too many pending');
       }
     },
-    namespaceChanged: changed,
+    namespaceChanged: changes.changed,
     settled: async (name) => {
       for (;;) {
         const running = [...tasks.values()].filter((task) => task.name === name);
@@ -205,7 +258,7 @@ export function createGenerator(deps: GeneratorDeps): Generator {
     },
     stop: async () => {
       stopped = true;
-      for (const name of [...waiters.keys()]) changed(name);
+      changes.wakeAll();
       await Promise.all([...tasks.values()].map((task) => task.promise));
     },
   };
