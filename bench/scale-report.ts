@@ -25,7 +25,10 @@ export function renderScale(r: ScaleResult): string {
         ['fan-out: 11 distributions created → every status reports every namespace succeeded', `${fmtMs(r.fanOutMs)} (${thousands(r.fanOutWrites)} API writes)`],
         [`template update: one ConfigMap distribution → its ${thousands(r.namespaces)} copies carry the new hash`, `${fmtMs(r.updateMs)} (${thousands(r.updateWrites)} API writes)`],
         ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', p50p99(r.newNamespaceAtRest)],
-        [`the same while every template changes at once (${thousands(r.copies)} rewrites)`, p50p99(r.newNamespaceDuringUpdates)],
+        [
+          `the same while every template changes at once (${thousands(r.copies)} rewrites; template changes the distribution webhook did not answer in time, applied again: ${r.stormRefusals})`,
+          p50p99(r.newNamespaceDuringUpdates),
+        ],
         ['the product after a full GC: RSS / heap used / heap per copy', `${fmtBytes(r.memory.rss)} / ${fmtBytes(r.memory.heapUsed)} / ${fmtBytes(r.memory.heapPerCopy)} (idle heap ${fmtBytes(r.memory.idleHeapUsed)})`],
         ['kube-apiserver / etcd RSS at that point', `${fmtBytes(r.servers.apiserverRss)} / ${fmtBytes(r.servers.etcdRss)}`],
         [`${r.sweep.seconds} s with nothing changing (full sweeps)`, `${r.sweep.reconciles} reconciles, ${fmtMs(r.sweep.cpuMs)} CPU, ${r.sweep.writes} writes, ${r.sweep.reads} reads`],
