@@ -63,13 +63,45 @@ export function isNonEmptySelector(selector: LabelSelector | undefined): selecto
   return Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0;
 }
 
+/** The names of a list, in its order (a list may hold 10,000: one pass, one array). */
 function names(list: NamespaceNameList | undefined): string[] {
-  return (list?.list ?? []).map((entry) => entry.name).filter((name): name is string => typeof name === 'string');
+  const found: string[] = [];
+  for (const entry of list?.list ?? []) if (typeof entry.name === 'string') found.push(entry.name);
+  return found;
 }
 
 /** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`). */
 export function patterns(list: NamespaceNameList | undefined): string[] {
-  return (list?.list ?? []).map((entry) => entry.pattern).filter((pattern): pattern is string => typeof pattern === 'string');
+  const found: string[] = [];
+  for (const entry of list?.list ?? []) if (typeof entry.pattern === 'string') found.push(entry.pattern);
+  return found;
+}
+
+/** Whether a list holds a name pattern (it reaches namespaces created later, as a selector does). */
+export function hasPattern(list: NamespaceNameList | undefined): boolean {
+  return (list?.list ?? []).some((entry) => typeof entry.pattern === 'string');
+}
+
+/** Whether every name comes after the one before it: sorted, each once. */
+export function isStrictlySorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if (!((names[i - 1] as string) < (names[i] as string))) return false;
+  return true;
+}
+
+/** `names` sorted, each once; the array itself when it already is (a list is usually written in order). */
+function sortedOnce(names: string[]): string[] {
+  return isStrictlySorted(names) ? names : [...new Set(names)].sort();
+}
+
+/** The names of sorted `from` that sorted `taken` does not hold, in one pass over both. */
+export function sortedWithout(from: readonly string[], taken: readonly string[]): string[] {
+  const rest: string[] = [];
+  let j = 0;
+  for (const name of from) {
+    while (j < taken.length && (taken[j] as string) < name) j++;
+    if (taken[j] !== name) rest.push(name);
+  }
+  return rest;
 }
 
 /**
@@ -80,6 +112,14 @@ interface TargetRule {
   included: ReadonlySet<string>;
   isExcluded: (name: string) => boolean;
   isTargeted: (ns: NamespaceInfo) => boolean;
+  /** The included names not excluded, sorted: made on first use, then kept with the rule. */
+  listed: () => readonly string[];
+}
+
+function listedOf(included: ReadonlySet<string>, isExcluded: (name: string) => boolean): string[] {
+  const listed: string[] = [];
+  for (const name of included) if (!isExcluded(name)) listed.push(name);
+  return isStrictlySorted(listed) ? listed : listed.sort();
 }
 
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
@@ -93,10 +133,12 @@ function compileTargets(targets: Targets, forbidden: readonly string[]): TargetR
   const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || includedPatterns.some((matches) => matches(name));
   const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
   const isExcluded = (name: string): boolean => excluded.has(name) || excludedPatterns.some((matches) => matches(name));
+  let listed: readonly string[] | undefined;
   return {
     included,
     isExcluded,
     isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
+    listed: () => (listed ??= listedOf(included, isExcluded)),
   };
 }
 
@@ -124,6 +166,15 @@ export function exclusionTest(targets: Targets, forbidden: readonly string[] = [
   return rulesOf(targets, forbidden).isExcluded;
 }
 
+/**
+ * The namespaces a rule names and may write to: its included names (not patterns), each once,
+ * less those excluded (by name or pattern, the system ones, `forbidden`), sorted. Made once per
+ * targets object, as the rule is: admission's access check and its plan preview share it.
+ */
+export function listedTargets(targets: Targets, forbidden: readonly string[] = []): readonly string[] {
+  return rulesOf(targets, forbidden).listed();
+}
+
 /** Whether `ns` is an existing target namespace (a terminating one never is: nothing can be created there). */
 export function isTargeted(targets: Targets, ns: NamespaceInfo, forbidden: readonly string[] = []): boolean {
   return rulesOf(targets, forbidden).isTargeted(ns);
@@ -139,15 +190,11 @@ export function computeTargets(
   forbidden: readonly string[] = [],
 ): { targeted: string[]; missing: string[] } {
   const rule = rulesOf(targets, forbidden);
-  const targeted = new Set<string>();
-  const live = new Set<string>();
-  for (const ns of namespaces) {
-    if (ns.terminating) continue;
-    live.add(ns.name);
-    if (rule.isTargeted(ns)) targeted.add(ns.name);
-  }
-  const missing = [...rule.included].filter((name) => !live.has(name) && !rule.isExcluded(name));
-  return { targeted: [...targeted].sort(), missing: missing.sort() };
+  const found: string[] = [];
+  for (const ns of namespaces) if (rule.isTargeted(ns)) found.push(ns.name);
+  const targeted = sortedOnce(found);
+  // A listed name is targeted exactly when its namespace is live: the others are missing.
+  return { targeted, missing: sortedWithout(rule.listed(), targeted) };
 }
 
 /**
@@ -167,7 +214,7 @@ function requiredLabels(selector: LabelSelector): string[] | undefined {
 }
 
 export function targetCandidates(targets: Targets): TargetCandidates {
-  if (targets.allNamespaces === true || patterns(targets.includedNamespaces).length > 0) return { every: true };
+  if (targets.allNamespaces === true || hasPattern(targets.includedNamespaces)) return { every: true };
   const selector = targets.namespaceLabelSelector;
   const labels = isNonEmptySelector(selector) ? requiredLabels(selector) : [];
   return labels === undefined ? { every: true } : { every: false, names: names(targets.includedNamespaces), labels };
