@@ -19,6 +19,8 @@ const names = (list: { name: string }[]): string[] => list.map((ns) => ns.name).
 describe('targetNamespaces', () => {
   it.each([
     ['names: the existing ones', distribution('a').configMap('a').included('ns-1', 'ns-2', 'missing').build(), ['ns-1', 'ns-2']],
+    ['names in order: the existing ones', distribution('a').configMap('a').included('missing', 'ns-1', 'ns-2').build(), ['ns-1', 'ns-2']],
+    ['a name listed twice: once', distribution('a').configMap('a').included('ns-2', 'ns-1', 'ns-2').build(), ['ns-1', 'ns-2']],
     ['a selector: the namespaces with its label', distribution('a').configMap('a').matchLabels({ team: 'odd' }).included('ns-2').build(), ['ns-1', 'ns-11', 'ns-13', 'ns-15', 'ns-17', 'ns-19', 'ns-2', 'ns-3', 'ns-5', 'ns-7', 'ns-9']],
     ['allNamespaces: every one', distribution('a').configMap('a').allNamespaces().build(), Array.from({ length: 20 }, (_, i) => `ns-${i}`).sort()],
   ])('%s', async (_, rd, expected) => {
