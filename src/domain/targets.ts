@@ -1,6 +1,6 @@
 // The one target-namespace rule (DESIGN.md "Target namespaces"), used by admission, the
 // reconciler and the namespace generator alike.
-import { globMatcher } from './glob.js';
+import { globMatcher, type GlobMatcher } from './glob.js';
 import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type LabelSelector,
@@ -118,8 +118,17 @@ interface TargetRule {
 
 function listedOf(included: ReadonlySet<string>, isExcluded: (name: string) => boolean): string[] {
   const listed: string[] = [];
-  for (const name of included) if (!isExcluded(name)) listed.push(name);
+  // forEach: no iteration result made per name.
+  included.forEach((name) => {
+    if (!isExcluded(name)) listed.push(name);
+  });
   return isStrictlySorted(listed) ? listed : listed.sort();
+}
+
+/** Whether one of `matchers` matches `name`; a loop, as it runs for every namespace tested (no closure made per call). */
+function anyMatches(matchers: readonly GlobMatcher[], name: string): boolean {
+  for (const matches of matchers) if (matches(name)) return true;
+  return false;
 }
 
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
@@ -130,9 +139,9 @@ function compileTargets(targets: Targets, forbidden: readonly string[]): TargetR
   const excludedPatterns = patterns(targets.excludedNamespaces).map(globMatcher);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
-  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || includedPatterns.some((matches) => matches(name));
+  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || anyMatches(includedPatterns, name);
   const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
-  const isExcluded = (name: string): boolean => excluded.has(name) || excludedPatterns.some((matches) => matches(name));
+  const isExcluded = (name: string): boolean => excluded.has(name) || anyMatches(excludedPatterns, name);
   let listed: readonly string[] | undefined;
   return {
     included,
