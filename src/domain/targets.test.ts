@@ -127,6 +127,22 @@ describe('computeTargets', () => {
   });
 });
 
+describe('computeTargets: a rule of names alone over namespaces in order (merged, no set of names)', () => {
+  const cluster = [namespace('a'), namespace('b'), terminating('c'), namespace('d'), namespace('kube-system'), namespace('vault'), namespace('z')];
+  it.each<[string, Targets, string[], { targeted: string[]; missing: string[] }]>([
+    ['names, some missing, one terminating', { includedNamespaces: { list: [{ name: 'd' }, { name: 'a' }, { name: 'c' }, { name: 'gone' }] } }, [], { targeted: ['a', 'd'], missing: ['c', 'gone'] }],
+    ['less excluded names and patterns', { includedNamespaces: { list: [{ name: 'a' }, { name: 'b' }, { name: 'z' }] }, excludedNamespaces: { list: [{ name: 'b' }, { pattern: 'z*' }] } }, [], { targeted: ['a'], missing: [] }],
+    ['a system namespace never', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] } }, [], { targeted: ['a'], missing: [] }],
+    ['... unless named so (systemByName)', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] }, systemByName: true }, [], { targeted: ['a', 'kube-system'], missing: [] }],
+    ['a forbidden one never', { includedNamespaces: { list: [{ name: 'vault' }, { name: 'a' }] } }, ['vault'], { targeted: ['a'], missing: [] }],
+    ['an empty selector beside names', { includedNamespaces: { list: [{ name: 'b' }] }, namespaceLabelSelector: {} }, [], { targeted: ['b'], missing: [] }],
+  ])('%s: as over the same namespaces in any order', (_what, targets, forbidden, expected) => {
+    expect(computeTargets(targets, cluster, forbidden)).toEqual(expected);
+    expect(computeTargets(targets, [...cluster].reverse(), forbidden)).toEqual(expected);
+    expect(computeTargets(targets, [...cluster, namespace('a')], forbidden)).toEqual(expected);
+  });
+});
+
 describe('name patterns', () => {
   const namespaces = ['team-a', 'team-b', 'my-team-c', 'ops', 'team-prod', 'kube-system'].map((name) => namespace(name));
   it.each([

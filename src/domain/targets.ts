@@ -66,14 +66,20 @@ export function isNonEmptySelector(selector: LabelSelector | undefined): selecto
 /** The names of a list, in its order (a list may hold 10,000: one pass, one array). */
 function names(list: NamespaceNameList | undefined): string[] {
   const found: string[] = [];
-  for (const entry of list?.list ?? []) if (typeof entry.name === 'string') found.push(entry.name);
+  for (const entry of list?.list ?? []) {
+    const name = entry.name;
+    if (typeof name === 'string') found.push(name);
+  }
   return found;
 }
 
 /** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`). */
 export function patterns(list: NamespaceNameList | undefined): string[] {
   const found: string[] = [];
-  for (const entry of list?.list ?? []) if (typeof entry.pattern === 'string') found.push(entry.pattern);
+  for (const entry of list?.list ?? []) {
+    const pattern = entry.pattern;
+    if (typeof pattern === 'string') found.push(pattern);
+  }
   return found;
 }
 
@@ -109,20 +115,20 @@ export function sortedWithout(from: readonly string[], taken: readonly string[])
  * function, once, so that a pass over N namespaces costs O(N + list sizes), never their product.
  */
 interface TargetRule {
-  included: ReadonlySet<string>;
   isExcluded: (name: string) => boolean;
   isTargeted: (ns: NamespaceInfo) => boolean;
   /** The included names not excluded, sorted: made on first use, then kept with the rule. */
   listed: () => readonly string[];
+  /** Names alone (no allNamespaces, selector or pattern): its targets are the listed names that are live. */
+  namesOnly: boolean;
 }
 
-function listedOf(included: ReadonlySet<string>, isExcluded: (name: string) => boolean): string[] {
-  const listed: string[] = [];
-  // forEach: no iteration result made per name.
-  included.forEach((name) => {
-    if (!isExcluded(name)) listed.push(name);
-  });
-  return isStrictlySorted(listed) ? listed : listed.sort();
+/** The names not excluded, sorted, each once (kept in `names` itself, which is made for it). */
+function listedOf(names: string[], isExcluded: (name: string) => boolean): string[] {
+  let kept = 0;
+  for (const name of names) if (!isExcluded(name)) names[kept++] = name;
+  names.length = kept;
+  return sortedOnce(names);
 }
 
 /** Whether one of `matchers` matches `name`; a loop, as it runs for every namespace tested (no closure made per call). */
@@ -131,23 +137,29 @@ function anyMatches(matchers: readonly GlobMatcher[], name: string): boolean {
   return false;
 }
 
+function listsName(list: NamespaceNameList | undefined, name: string): boolean {
+  return (list?.list ?? []).some((entry) => entry.name === name);
+}
+
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
-  const included = new Set(names(targets.includedNamespaces));
-  const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && included.has(name)));
+  const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && listsName(targets.includedNamespaces, name)));
   const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
   const includedPatterns = patterns(targets.includedNamespaces).map(globMatcher);
   const excludedPatterns = patterns(targets.excludedNamespaces).map(globMatcher);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
+  // Made on first use: a list of names alone is planned without it (computeTargets), and it may be 10,000 long.
+  let included: ReadonlySet<string> | undefined;
+  const isIncluded = (name: string): boolean => (included ??= new Set(names(targets.includedNamespaces))).has(name);
   const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || anyMatches(includedPatterns, name);
-  const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
+  const anyOf = (ns: NamespaceInfo): boolean => isIncluded(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
   const isExcluded = (name: string): boolean => excluded.has(name) || anyMatches(excludedPatterns, name);
   let listed: readonly string[] | undefined;
   return {
-    included,
     isExcluded,
     isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
-    listed: () => (listed ??= listedOf(included, isExcluded)),
+    listed: () => (listed ??= listedOf(names(targets.includedNamespaces), isExcluded)),
+    namesOnly: !all && includedPatterns.length === 0 && !isNonEmptySelector(targets.namespaceLabelSelector),
   };
 }
 
@@ -199,11 +211,34 @@ export function computeTargets(
   forbidden: readonly string[] = [],
 ): { targeted: string[]; missing: string[] } {
   const rule = rulesOf(targets, forbidden);
+  const listed = rule.listed();
+  const targeted = (rule.namesOnly ? liveAmong(listed, namespaces) : undefined) ?? targetedAmong(rule, namespaces);
+  // A listed name is targeted exactly when its namespace is live: the others are missing.
+  return { targeted, missing: sortedWithout(listed, targeted) };
+}
+
+function targetedAmong(rule: TargetRule, namespaces: readonly NamespaceInfo[]): string[] {
   const found: string[] = [];
   for (const ns of namespaces) if (rule.isTargeted(ns)) found.push(ns.name);
-  const targeted = sortedOnce(found);
-  // A listed name is targeted exactly when its namespace is live: the others are missing.
-  return { targeted, missing: sortedWithout(rule.listed(), targeted) };
+  return sortedOnce(found);
+}
+
+/**
+ * The targets of a rule of names alone: the listed names live among `namespaces`, merged in one
+ * pass when those come sorted, each once (as a list of names written in order brings them);
+ * undefined when they do not.
+ */
+function liveAmong(listed: readonly string[], namespaces: readonly NamespaceInfo[]): string[] | undefined {
+  const live: string[] = [];
+  let previous: string | undefined;
+  let i = 0;
+  for (const ns of namespaces) {
+    if (previous !== undefined && !(previous < ns.name)) return undefined;
+    previous = ns.name;
+    while (i < listed.length && (listed[i] as string) < ns.name) i++;
+    if (!ns.terminating && listed[i] === ns.name) live.push(ns.name);
+  }
+  return live;
 }
 
 /**
