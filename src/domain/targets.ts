@@ -88,6 +88,11 @@ export function hasPattern(list: NamespaceNameList | undefined): boolean {
   return (list?.list ?? []).some((entry) => typeof entry.pattern === 'string');
 }
 
+/** Whether a rule targets by name alone: no allNamespaces, selector or pattern (its targets are its listed names that exist). */
+export function isNamesOnly(targets: Targets): boolean {
+  return targets.allNamespaces !== true && !hasPattern(targets.includedNamespaces) && !isNonEmptySelector(targets.namespaceLabelSelector);
+}
+
 /** Whether every name comes after the one before it: sorted, each once. */
 export function isStrictlySorted(names: readonly string[]): boolean {
   for (let i = 1; i < names.length; i++) if (!((names[i - 1] as string) < (names[i] as string))) return false;
@@ -159,7 +164,7 @@ function compileTargets(targets: Targets, forbidden: readonly string[]): TargetR
     isExcluded,
     isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
     listed: () => (listed ??= listedOf(names(targets.includedNamespaces), isExcluded)),
-    namesOnly: !all && includedPatterns.length === 0 && !isNonEmptySelector(targets.namespaceLabelSelector),
+    namesOnly: isNamesOnly(targets),
   };
 }
 

@@ -29,7 +29,7 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
       const sameKind = kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
       if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
     }
-    const namespaces = targetNamespaces(resolved, caches);
+    const namespaces = targetNamespaces(resolved, caches, deps.forbiddenNamespaces);
     return previewTally({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
   };
 }

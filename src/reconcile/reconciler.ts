@@ -97,7 +97,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   await parts.reporter.checkInjection(rd);
   // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
   if (!caches.copies.synced(kind)) return 'retry';
-  const namespaces = targetNamespaces(rd, caches);
+  const namespaces = targetNamespaces(rd, caches, forbiddenNamespaces);
   const { existing, failures, unread } = await parts.reader.read(rd, kind, namespaces);
   const now = clock();
   const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now });
@@ -120,7 +120,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
  * are all deleted with it. A new source brings its watch event.
  */
 async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
-  const namespaces = targetNamespaces(rd, parts.deps.caches);
+  const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
   const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
   const { kind, namespace, name } = ref;
   if (rd.origin !== undefined) {

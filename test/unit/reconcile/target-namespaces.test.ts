@@ -28,6 +28,12 @@ describe('targetNamespaces', () => {
     expect(names(targetNamespaces(rd, h.caches))).toEqual(expected);
   });
 
+  it('names alone: not those it may not write to (excluded, forbidden), which it can neither target nor miss', async () => {
+    await setup();
+    const rd = distribution('a').configMap('a').included('ns-3', 'ns-1', 'ns-2', 'ns-4').excluded('ns-4').build();
+    expect(targetNamespaces(rd, h.caches, ['ns-2']).map((ns) => ns.name)).toEqual(['ns-1', 'ns-3']);
+  });
+
   it('includes the namespaces holding its copies, which it may have to delete', async () => {
     await setup();
     const rd = h.cluster.putDistribution(distribution('a').configMap('a').included('ns-1', 'ns-4').build());
