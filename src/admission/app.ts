@@ -2,7 +2,8 @@ import type { IncomingMessage } from 'node:http';
 import { Hono } from 'hono';
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
-import type { PlannedAction, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { PlanTally } from '../domain/plan-preview.js';
+import type { ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import type { ScrapeAccess } from '../k8s/scrape-access.js';
 import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
@@ -25,7 +26,7 @@ export interface AdmissionAppDeps {
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
   /** What a distribution being admitted would do, from the controller's caches (warnings). */
-  previewPlan?: (rd: ResourceDistribution) => PlannedAction[] | undefined;
+  previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
   /** A live read of a distribution's source (a warning when it does not exist yet). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;

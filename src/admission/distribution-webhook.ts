@@ -1,7 +1,7 @@
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
-import { describePlan } from '../domain/plan-preview.js';
-import { GROUP, KIND, type PlannedAction, type ResourceDistribution, type SourceRef } from '../domain/types.js';
+import { describeTally, type PlanTally } from '../domain/plan-preview.js';
+import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -21,13 +21,13 @@ export interface DistributionWebhookDeps {
   /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
-  previewPlan?: (rd: ResourceDistribution) => PlannedAction[] | undefined;
+  previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
 }
 
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
 function planWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): string[] {
-  const actions = deps.previewPlan?.(rd);
-  return actions === undefined ? [] : describePlan(actions, { sameNamedUnknown: true });
+  const tally = deps.previewPlan?.(rd);
+  return tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true });
 }
 
 /** A source that does not exist yet is allowed (it may be created next), with a warning. */

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { exclusionTest, forbiddenFor, patterns } from '../domain/targets.js';
+import { forbiddenFor, hasPattern, listedTargets } from '../domain/targets.js';
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import type { ResourceDistribution } from '../domain/types.js';
 
@@ -61,10 +61,6 @@ function sourceAccess(distribution: ResourceDistribution): Pick<RequiredAccess, 
   return source === undefined ? {} : { source: { namespace: source.namespace, name: source.name } };
 }
 
-function names(list: { list?: { name?: unknown }[] } | undefined): string[] {
-  return (list?.list ?? []).map((item) => item.name).filter((name): name is string => typeof name === 'string');
-}
-
 function hasSelector(selector: ResourceDistribution['spec']['targets']['namespaceLabelSelector']): boolean {
   return Object.keys(selector?.matchLabels ?? {}).length > 0 || (selector?.matchExpressions ?? []).length > 0;
 }
@@ -83,11 +79,9 @@ export function requiredAccess(distribution: ResourceDistribution, forbidden: re
   const read = { ...sourceAccess(distribution), ...bindAccess(distribution) };
   const targets = distribution.spec.targets;
   // A name pattern reaches namespaces created later, as a selector does.
-  const openEnded = targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector) || patterns(targets.includedNamespaces).length > 0;
+  const openEnded = targets.allNamespaces === true || hasSelector(targets.namespaceLabelSelector) || hasPattern(targets.includedNamespaces);
   if (openEnded) return { group, resource, verbs, namespaces: 'all', ...read };
-  const isExcluded = exclusionTest(targets, forbiddenFor(distribution, forbidden));
-  const namespaces = [...new Set(names(targets.includedNamespaces))].filter((ns) => !isExcluded(ns)).sort();
-  return { group, resource, verbs, namespaces, ...read };
+  return { group, resource, verbs, namespaces: listedTargets(targets, forbiddenFor(distribution, forbidden)), ...read };
 }
 
 /**

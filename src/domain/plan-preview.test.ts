@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describePlan, MAX_WARNING_LENGTH } from './plan-preview.js';
+import { describePlan, describeTally, mergeTallies, MAX_WARNING_LENGTH, tallyActions, type PlanTally, type TypeTally } from './plan-preview.js';
 import type { Action, Resource } from './types.js';
 
 const object: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' } };
@@ -31,5 +31,37 @@ describe('describePlan', () => {
     expect(lines).toHaveLength(1);
     expect(lines[0]!.length).toBeLessThanOrEqual(MAX_WARNING_LENGTH);
     expect(lines[0]).toMatch(/^plan: 2000 copies to create: n+-0 and 1999 more$/);
+  });
+});
+
+describe('tallyActions: per type, how many and the first namespaces by name', () => {
+  it.each<[string, Action[], PlanTally]>([
+    ['nothing', [], {}],
+    ['in order', ['a', 'b', 'c', 'd'].map(create), { create: { count: 4, first: ['a', 'b', 'c'] } }],
+    ['in any order, the first by name', ['d', 'b', 'e', 'a', 'c'].map(create), { create: { count: 5, first: ['a', 'b', 'c'] } }],
+    ['types apart', [create('b'), remove('a'), create('a'), inSync('c')], { create: { count: 2, first: ['a', 'b'] }, delete: { count: 1, first: ['a'] }, 'in-sync': { count: 1, first: ['c'] } }],
+  ])('%s', (_what, actions, tally) => {
+    expect(tallyActions(actions)).toEqual(tally);
+  });
+});
+
+describe('mergeTallies', () => {
+  const counted = (count: number, ...first: string[]): TypeTally => ({ count, first });
+  it.each<[string, (TypeTally | undefined)[], TypeTally | undefined]>([
+    ['none counted', [undefined, undefined], undefined],
+    ['one', [undefined, counted(5, 'b', 'c', 'd')], counted(5, 'b', 'c', 'd')],
+    ['two: counts add up, the first by name of both', [counted(5, 'b', 'd', 'f'), counted(2, 'a', 'e')], counted(7, 'a', 'b', 'd')],
+  ])('%s', (_what, parts, merged) => {
+    expect(mergeTallies(parts)).toEqual(merged);
+  });
+});
+
+describe('describeTally', () => {
+  it.each<[string, PlanTally, string[]]>([
+    ['updates and recreates are one line, their first namespaces merged', { update: { count: 4, first: ['b', 'd', 'e'] }, recreate: { count: 1, first: ['c'] } }, ['plan: 5 copies to update: b, c, d and 2 more']],
+    ['10,000 to create', { create: { count: 10_000, first: ['ns-0000', 'ns-0001', 'ns-0002'] } }, ['plan: 10000 copies to create: ns-0000, ns-0001, ns-0002 and 9997 more', 'plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy']],
+    ['in sync only', { 'in-sync': { count: 2, first: ['a', 'b'] } }, ['plan: 2 copies are already up to date']],
+  ])('%s', (_what, tally, lines) => {
+    expect(describeTally(tally, { sameNamedUnknown: true })).toEqual(lines);
   });
 });

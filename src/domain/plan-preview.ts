@@ -9,6 +9,53 @@ import type { ActionType, PlannedAction } from './types.js';
 export const MAX_WARNING_LENGTH = 120;
 const SHOWN = 3;
 
+/** Actions of one type: how many, and the first few namespaces by name. */
+export interface TypeTally {
+  count: number;
+  /** At most SHOWN, sorted: the first namespaces by name, whatever order they were counted in. */
+  first: string[];
+}
+
+/**
+ * A plan as the preview says it: per type of action, how many and the first few namespaces. Counted
+ * without an object per namespace: a distribution may list 10,000.
+ */
+export type PlanTally = Partial<Record<ActionType, TypeTally>>;
+
+/** Keeps `namespace` among the first SHOWN of `first` (sorted) if it is one of them. */
+function keepFirst(first: string[], namespace: string): void {
+  if (first.length === SHOWN && namespace >= (first[SHOWN - 1] as string)) return;
+  let at = first.length;
+  while (at > 0 && (first[at - 1] as string) > namespace) at--;
+  first.splice(at, 0, namespace);
+  if (first.length > SHOWN) first.pop();
+}
+
+/** Counts one action of `type` in `namespace`. */
+export function tallyAction(tally: PlanTally, type: ActionType, namespace: string): void {
+  const counted = (tally[type] ??= { count: 0, first: [] });
+  counted.count++;
+  keepFirst(counted.first, namespace);
+}
+
+export function tallyActions(actions: Iterable<PlannedAction>): PlanTally {
+  const tally: PlanTally = {};
+  for (const action of actions) tallyAction(tally, action.type, action.namespace);
+  return tally;
+}
+
+/** Several types counted as one (undefined when none of them was counted). */
+export function mergeTallies(parts: readonly (TypeTally | undefined)[]): TypeTally | undefined {
+  let merged: TypeTally | undefined;
+  for (const part of parts) {
+    if (part === undefined) continue;
+    merged ??= { count: 0, first: [] };
+    merged.count += part.count;
+    for (const namespace of part.first) keepFirst(merged.first, namespace);
+  }
+  return merged;
+}
+
 interface Group {
   what: (count: number) => string;
   types: readonly ActionType[];
@@ -23,10 +70,10 @@ const GROUPS: readonly Group[] = [
 ];
 
 /** `a, b, c and 4 more`, cut so that the whole line stays within the limit. */
-function namespacesFitting(prefix: string, namespaces: readonly string[]): string {
-  for (let shown = Math.min(SHOWN, namespaces.length); shown >= 0; shown--) {
-    const rest = namespaces.length - shown;
-    const listed = namespaces.slice(0, shown).join(', ');
+function namespacesFitting(prefix: string, { count, first }: TypeTally): string {
+  for (let shown = Math.min(SHOWN, first.length); shown >= 0; shown--) {
+    const rest = count - shown;
+    const listed = first.slice(0, shown).join(', ');
     const tail = rest === 0 ? '' : shown === 0 ? '' : ` and ${rest} more`;
     const line = shown === 0 ? prefix : `${prefix}: ${listed}${tail}`;
     if (line.length <= MAX_WARNING_LENGTH) return line;
@@ -35,16 +82,21 @@ function namespacesFitting(prefix: string, namespaces: readonly string[]): strin
 }
 
 /** One line per kind of action there is, then what is already right; nothing when there is no target at all. */
-export function describePlan(actions: readonly PlannedAction[], options: { sameNamedUnknown: boolean }): string[] {
+export function describeTally(tally: PlanTally, options: { sameNamedUnknown: boolean }): string[] {
   const lines: string[] = [];
   for (const group of GROUPS) {
-    const namespaces = actions.filter((action) => group.types.includes(action.type)).map((action) => action.namespace);
-    if (namespaces.length > 0) lines.push(namespacesFitting(`plan: ${group.what(namespaces.length)}`, namespaces));
+    const counted = mergeTallies(group.types.map((type) => tally[type]));
+    if (counted !== undefined) lines.push(namespacesFitting(`plan: ${group.what(counted.count)}`, counted));
   }
-  const inSync = actions.filter((action) => action.type === 'in-sync').length;
+  const inSync = tally['in-sync']?.count ?? 0;
   if (inSync > 0) lines.push(`plan: ${inSync} ${inSync === 1 ? 'copy is' : 'copies are'} already up to date`);
-  if (options.sameNamedUnknown && actions.some((action) => action.type === 'create')) {
+  if (options.sameNamedUnknown && tally.create !== undefined) {
     lines.push('plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy');
   }
   return lines;
+}
+
+/** describeTally of a plan's actions (sorted by namespace, as plans are). */
+export function describePlan(actions: readonly PlannedAction[], options: { sameNamedUnknown: boolean }): string[] {
+  return describeTally(tallyActions(actions), options);
 }

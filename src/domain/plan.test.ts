@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
-import { planDistribution, planNamespace, previewDistribution, writesHeldBack } from './plan.js';
+import { tallyActions } from './plan-preview.js';
+import { planDistribution, planNamespace, previewDistribution, previewTally, writesHeldBack } from './plan.js';
 import { ANNOTATION_ADOPT, ANNOTATION_FROM, CONDITION_TYPES, type Action, type Condition, type DistributionStatus, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
@@ -264,6 +265,8 @@ describe('previewDistribution (what admission says a distribution will do)', () 
     }));
     const previewed = previewDistribution({ distribution: seed, namespaces, existing, now: T0 }).map(({ type, namespace: ns }) => ({ type, namespace: ns }));
     expect(previewed).toEqual(planned);
+    // Counted, without an action per namespace: the same.
+    expect(previewTally({ distribution: seed, namespaces, existing, now: T0 })).toEqual(tallyActions(planned));
   });
 
   it('renders no copy: a template is never cloned per target namespace', () => {

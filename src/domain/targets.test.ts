@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { distribution, namespace, seedSample, terminating } from '../../test/unit/builders.js';
-import { computeTargets, isTargeted, labelPairs, matchesSelector, targetCandidates, type TargetCandidates } from './targets.js';
+import { computeTargets, hasPattern, isStrictlySorted, isTargeted, labelPairs, listedTargets, matchesSelector, sortedWithout, targetCandidates, type TargetCandidates } from './targets.js';
 import type { LabelSelector, NamespaceInfo, Targets } from './types.js';
 
 describe('matchesSelector', () => {
@@ -114,10 +114,32 @@ describe('computeTargets', () => {
     expect(computeTargets(rd.spec.targets, namespaces)).toEqual(expected);
   });
 
+  it('namespaces given out of order, one twice: each target once, sorted', () => {
+    const rd = distribution('d').included('ns-3', 'ns-1', 'gone', 'ns-2').build();
+    const result = computeTargets(rd.spec.targets, [namespace('ns-2'), namespace('ns-1'), namespace('ns-2'), terminating('ns-3')]);
+    expect(result).toEqual({ targeted: ['ns-1', 'ns-2'], missing: ['gone', 'ns-3'] });
+  });
+
   it('operator-forbidden namespaces are never targets, nor missing', () => {
     const rd = distribution('d').allNamespaces().included('secret-ns', 'absent-forbidden').build();
     const result = computeTargets(rd.spec.targets, [namespace('secret-ns'), namespace('ns-1')], ['secret-ns', 'absent-forbidden']);
     expect(result).toEqual({ targeted: ['ns-1'], missing: [] });
+  });
+});
+
+describe('computeTargets: a rule of names alone over namespaces in order (merged, no set of names)', () => {
+  const cluster = [namespace('a'), namespace('b'), terminating('c'), namespace('d'), namespace('kube-system'), namespace('vault'), namespace('z')];
+  it.each<[string, Targets, string[], { targeted: string[]; missing: string[] }]>([
+    ['names, some missing, one terminating', { includedNamespaces: { list: [{ name: 'd' }, { name: 'a' }, { name: 'c' }, { name: 'gone' }] } }, [], { targeted: ['a', 'd'], missing: ['c', 'gone'] }],
+    ['less excluded names and patterns', { includedNamespaces: { list: [{ name: 'a' }, { name: 'b' }, { name: 'z' }] }, excludedNamespaces: { list: [{ name: 'b' }, { pattern: 'z*' }] } }, [], { targeted: ['a'], missing: [] }],
+    ['a system namespace never', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] } }, [], { targeted: ['a'], missing: [] }],
+    ['... unless named so (systemByName)', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] }, systemByName: true }, [], { targeted: ['a', 'kube-system'], missing: [] }],
+    ['a forbidden one never', { includedNamespaces: { list: [{ name: 'vault' }, { name: 'a' }] } }, ['vault'], { targeted: ['a'], missing: [] }],
+    ['an empty selector beside names', { includedNamespaces: { list: [{ name: 'b' }] }, namespaceLabelSelector: {} }, [], { targeted: ['b'], missing: [] }],
+  ])('%s: as over the same namespaces in any order', (_what, targets, forbidden, expected) => {
+    expect(computeTargets(targets, cluster, forbidden)).toEqual(expected);
+    expect(computeTargets(targets, [...cluster].reverse(), forbidden)).toEqual(expected);
+    expect(computeTargets(targets, [...cluster, namespace('a')], forbidden)).toEqual(expected);
   });
 });
 
@@ -137,6 +159,56 @@ describe('name patterns', () => {
   it('a listed name that a pattern excludes is neither targeted nor missing', () => {
     const rd = distribution('d').included('team-z').patterns([], ['team-*']).build();
     expect(computeTargets(rd.spec.targets, namespaces)).toEqual({ targeted: [], missing: [] });
+  });
+});
+
+describe('listedTargets: the namespaces a rule names and may write to', () => {
+  it.each<[string, Targets, string[], string[]]>([
+    ['names, sorted, each once', { includedNamespaces: { list: [{ name: 'b' }, { name: 'a' }, { name: 'b' }] } }, [], ['a', 'b']],
+    ['already in order', { includedNamespaces: { list: [{ name: 'a' }, { name: 'b' }, { name: 'c' }] } }, [], ['a', 'b', 'c']],
+    ['less excluded names and patterns', { includedNamespaces: { list: [{ name: 'a' }, { name: 'team-x' }, { name: 'c' }] }, excludedNamespaces: { list: [{ name: 'c' }, { pattern: 'team-*' }] } }, [], ['a']],
+    ['less the system namespaces', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] } }, [], ['a']],
+    ['... unless named so (systemByName)', { includedNamespaces: { list: [{ name: 'kube-system' }, { name: 'a' }] }, systemByName: true }, [], ['a', 'kube-system']],
+    ['less the forbidden ones', { includedNamespaces: { list: [{ name: 'vault' }, { name: 'a' }] } }, ['vault'], ['a']],
+    ['patterns and selectors name nothing', { includedNamespaces: { list: [{ pattern: 'team-*' }] }, namespaceLabelSelector: { matchLabels: { a: 'b' } } }, [], []],
+  ])('%s', (_what, targets, forbidden, expected) => {
+    expect(listedTargets(targets, forbidden)).toEqual(expected);
+  });
+
+  it('is made once per targets object', () => {
+    const targets: Targets = { includedNamespaces: { list: [{ name: 'b' }, { name: 'a' }] } };
+    expect(listedTargets(targets)).toBe(listedTargets(targets));
+  });
+});
+
+describe('name list helpers', () => {
+  it.each<[string, string[], boolean]>([
+    ['empty', [], true],
+    ['one', ['a'], true],
+    ['in order', ['a', 'b', 'ns-10', 'ns-9'], true],
+    ['a name twice', ['a', 'a'], false],
+    ['out of order', ['b', 'a'], false],
+    ['code-unit order, as sort() has it', ['Z', 'a'], true],
+  ])('isStrictlySorted: %s', (_what, names, sorted) => {
+    expect(isStrictlySorted(names)).toBe(sorted);
+    if (sorted) expect([...names].sort()).toEqual(names);
+  });
+
+  it.each<[string, string[], string[], string[]]>([
+    ['nothing taken', ['a', 'b'], [], ['a', 'b']],
+    ['everything taken', ['a', 'b'], ['a', 'b'], []],
+    ['some taken, others beside', ['b', 'd', 'f'], ['a', 'b', 'c', 'f', 'g'], ['d']],
+    ['from nothing', [], ['a'], []],
+  ])('sortedWithout: %s', (_what, from, taken, expected) => {
+    expect(sortedWithout(from, taken)).toEqual(expected);
+  });
+
+  it.each<[string, Targets['includedNamespaces'], boolean]>([
+    ['no list', undefined, false],
+    ['names only', { list: [{ name: 'a' }] }, false],
+    ['a pattern among names', { list: [{ name: 'a' }, { pattern: 'team-*' }] }, true],
+  ])('hasPattern: %s', (_what, list, expected) => {
+    expect(hasPattern(list)).toBe(expected);
   });
 });
 

@@ -1,6 +1,6 @@
 // The one target-namespace rule (DESIGN.md "Target namespaces"), used by admission, the
 // reconciler and the namespace generator alike.
-import { globMatcher } from './glob.js';
+import { globMatcher, type GlobMatcher } from './glob.js';
 import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type LabelSelector,
@@ -63,13 +63,56 @@ export function isNonEmptySelector(selector: LabelSelector | undefined): selecto
   return Object.keys(selector.matchLabels ?? {}).length > 0 || (selector.matchExpressions ?? []).length > 0;
 }
 
+/** The names of a list, in its order (a list may hold 10,000: one pass, one array). */
 function names(list: NamespaceNameList | undefined): string[] {
-  return (list?.list ?? []).map((entry) => entry.name).filter((name): name is string => typeof name === 'string');
+  const found: string[] = [];
+  for (const entry of list?.list ?? []) {
+    const name = entry.name;
+    if (typeof name === 'string') found.push(name);
+  }
+  return found;
 }
 
 /** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`). */
 export function patterns(list: NamespaceNameList | undefined): string[] {
-  return (list?.list ?? []).map((entry) => entry.pattern).filter((pattern): pattern is string => typeof pattern === 'string');
+  const found: string[] = [];
+  for (const entry of list?.list ?? []) {
+    const pattern = entry.pattern;
+    if (typeof pattern === 'string') found.push(pattern);
+  }
+  return found;
+}
+
+/** Whether a list holds a name pattern (it reaches namespaces created later, as a selector does). */
+export function hasPattern(list: NamespaceNameList | undefined): boolean {
+  return (list?.list ?? []).some((entry) => typeof entry.pattern === 'string');
+}
+
+/** Whether a rule targets by name alone: no allNamespaces, selector or pattern (its targets are its listed names that exist). */
+export function isNamesOnly(targets: Targets): boolean {
+  return targets.allNamespaces !== true && !hasPattern(targets.includedNamespaces) && !isNonEmptySelector(targets.namespaceLabelSelector);
+}
+
+/** Whether every name comes after the one before it: sorted, each once. */
+export function isStrictlySorted(names: readonly string[]): boolean {
+  for (let i = 1; i < names.length; i++) if (!((names[i - 1] as string) < (names[i] as string))) return false;
+  return true;
+}
+
+/** `names` sorted, each once; the array itself when it already is (a list is usually written in order). */
+function sortedOnce(names: string[]): string[] {
+  return isStrictlySorted(names) ? names : [...new Set(names)].sort();
+}
+
+/** The names of sorted `from` that sorted `taken` does not hold, in one pass over both. */
+export function sortedWithout(from: readonly string[], taken: readonly string[]): string[] {
+  const rest: string[] = [];
+  let j = 0;
+  for (const name of from) {
+    while (j < taken.length && (taken[j] as string) < name) j++;
+    if (taken[j] !== name) rest.push(name);
+  }
+  return rest;
 }
 
 /**
@@ -77,26 +120,51 @@ export function patterns(list: NamespaceNameList | undefined): string[] {
  * function, once, so that a pass over N namespaces costs O(N + list sizes), never their product.
  */
 interface TargetRule {
-  included: ReadonlySet<string>;
   isExcluded: (name: string) => boolean;
   isTargeted: (ns: NamespaceInfo) => boolean;
+  /** The included names not excluded, sorted: made on first use, then kept with the rule. */
+  listed: () => readonly string[];
+  /** Names alone (no allNamespaces, selector or pattern): its targets are the listed names that are live. */
+  namesOnly: boolean;
+}
+
+/** The names not excluded, sorted, each once (kept in `names` itself, which is made for it). */
+function listedOf(names: string[], isExcluded: (name: string) => boolean): string[] {
+  let kept = 0;
+  for (const name of names) if (!isExcluded(name)) names[kept++] = name;
+  names.length = kept;
+  return sortedOnce(names);
+}
+
+/** Whether one of `matchers` matches `name`; a loop, as it runs for every namespace tested (no closure made per call). */
+function anyMatches(matchers: readonly GlobMatcher[], name: string): boolean {
+  for (const matches of matchers) if (matches(name)) return true;
+  return false;
+}
+
+function listsName(list: NamespaceNameList | undefined, name: string): boolean {
+  return (list?.list ?? []).some((entry) => entry.name === name);
 }
 
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
-  const included = new Set(names(targets.includedNamespaces));
-  const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && included.has(name)));
+  const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && listsName(targets.includedNamespaces, name)));
   const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
   const includedPatterns = patterns(targets.includedNamespaces).map(globMatcher);
   const excludedPatterns = patterns(targets.excludedNamespaces).map(globMatcher);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
-  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || includedPatterns.some((matches) => matches(name));
-  const anyOf = (ns: NamespaceInfo): boolean => included.has(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
-  const isExcluded = (name: string): boolean => excluded.has(name) || excludedPatterns.some((matches) => matches(name));
+  // Made on first use: a list of names alone is planned without it (computeTargets), and it may be 10,000 long.
+  let included: ReadonlySet<string> | undefined;
+  const isIncluded = (name: string): boolean => (included ??= new Set(names(targets.includedNamespaces))).has(name);
+  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || anyMatches(includedPatterns, name);
+  const anyOf = (ns: NamespaceInfo): boolean => isIncluded(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
+  const isExcluded = (name: string): boolean => excluded.has(name) || anyMatches(excludedPatterns, name);
+  let listed: readonly string[] | undefined;
   return {
-    included,
     isExcluded,
     isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
+    listed: () => (listed ??= listedOf(names(targets.includedNamespaces), isExcluded)),
+    namesOnly: isNamesOnly(targets),
   };
 }
 
@@ -124,6 +192,15 @@ export function exclusionTest(targets: Targets, forbidden: readonly string[] = [
   return rulesOf(targets, forbidden).isExcluded;
 }
 
+/**
+ * The namespaces a rule names and may write to: its included names (not patterns), each once,
+ * less those excluded (by name or pattern, the system ones, `forbidden`), sorted. Made once per
+ * targets object, as the rule is: admission's access check and its plan preview share it.
+ */
+export function listedTargets(targets: Targets, forbidden: readonly string[] = []): readonly string[] {
+  return rulesOf(targets, forbidden).listed();
+}
+
 /** Whether `ns` is an existing target namespace (a terminating one never is: nothing can be created there). */
 export function isTargeted(targets: Targets, ns: NamespaceInfo, forbidden: readonly string[] = []): boolean {
   return rulesOf(targets, forbidden).isTargeted(ns);
@@ -139,15 +216,34 @@ export function computeTargets(
   forbidden: readonly string[] = [],
 ): { targeted: string[]; missing: string[] } {
   const rule = rulesOf(targets, forbidden);
-  const targeted = new Set<string>();
-  const live = new Set<string>();
+  const listed = rule.listed();
+  const targeted = (rule.namesOnly ? liveAmong(listed, namespaces) : undefined) ?? targetedAmong(rule, namespaces);
+  // A listed name is targeted exactly when its namespace is live: the others are missing.
+  return { targeted, missing: sortedWithout(listed, targeted) };
+}
+
+function targetedAmong(rule: TargetRule, namespaces: readonly NamespaceInfo[]): string[] {
+  const found: string[] = [];
+  for (const ns of namespaces) if (rule.isTargeted(ns)) found.push(ns.name);
+  return sortedOnce(found);
+}
+
+/**
+ * The targets of a rule of names alone: the listed names live among `namespaces`, merged in one
+ * pass when those come sorted, each once (as a list of names written in order brings them);
+ * undefined when they do not.
+ */
+function liveAmong(listed: readonly string[], namespaces: readonly NamespaceInfo[]): string[] | undefined {
+  const live: string[] = [];
+  let previous: string | undefined;
+  let i = 0;
   for (const ns of namespaces) {
-    if (ns.terminating) continue;
-    live.add(ns.name);
-    if (rule.isTargeted(ns)) targeted.add(ns.name);
+    if (previous !== undefined && !(previous < ns.name)) return undefined;
+    previous = ns.name;
+    while (i < listed.length && (listed[i] as string) < ns.name) i++;
+    if (!ns.terminating && listed[i] === ns.name) live.push(ns.name);
   }
-  const missing = [...rule.included].filter((name) => !live.has(name) && !rule.isExcluded(name));
-  return { targeted: [...targeted].sort(), missing: missing.sort() };
+  return live;
 }
 
 /**
@@ -167,7 +263,7 @@ function requiredLabels(selector: LabelSelector): string[] | undefined {
 }
 
 export function targetCandidates(targets: Targets): TargetCandidates {
-  if (targets.allNamespaces === true || patterns(targets.includedNamespaces).length > 0) return { every: true };
+  if (targets.allNamespaces === true || hasPattern(targets.includedNamespaces)) return { every: true };
   const selector = targets.namespaceLabelSelector;
   const labels = isNonEmptySelector(selector) ? requiredLabels(selector) : [];
   return labels === undefined ? { every: true } : { every: false, names: names(targets.includedNamespaces), labels };

@@ -7,42 +7,58 @@ const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 /** Beyond this many, missing namespaces are summed up in one warning. */
 const MAX_MISSING_WARNINGS = 5;
 
-interface ListedName {
-  path: string;
-  name: string;
+/**
+ * A list's entries as they were read: the name of each valid `name` entry, at its index (undefined
+ * for a pattern or an entry with a problem). A list may hold 10,000 names: nothing per entry is
+ * made but this array, an entry's field path only when it has a problem.
+ */
+interface Listed {
+  field: string;
+  names: (string | undefined)[];
+  /** How many valid names there are. */
+  count: number;
+  patterns: number;
 }
 
 // A namespace name with `*` anywhere; at most a namespace name long.
 const NAME_PATTERN = /^[a-z0-9*]([-a-z0-9*]{0,61}[a-z0-9*])?$/;
+const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(ALWAYS_EXCLUDED_NAMESPACES);
+
+function entryPath(field: string, index: number): string {
+  return `spec.targets.${field}.list[${index}]`;
+}
 
 /** One entry of a name list: a `name`, or (an addition) a `pattern`; exactly one of them. */
-function checkEntry(entry: UnknownRecord | undefined, base: string, problems: FieldProblem[]): string | undefined {
-  const { name, pattern } = entry ?? {};
+function checkEntry(entry: UnknownRecord | undefined, field: string, index: number, problems: FieldProblem[]): string | undefined {
+  const name = entry?.name;
+  const pattern = entry?.pattern;
   if (pattern !== undefined) {
-    if (name !== undefined) problems.push({ path: base, message: 'has both name and pattern: keep one of them' });
+    if (name !== undefined) problems.push({ path: entryPath(field, index), message: 'has both name and pattern: keep one of them' });
     else if (typeof pattern !== 'string' || !NAME_PATTERN.test(pattern)) {
-      problems.push({ path: `${base}.pattern`, message: `${quote(pattern)} is not a namespace name pattern (lowercase letters, digits, '-' and '*' for any characters, matched against the whole name, e.g. "team-*")` });
+      problems.push({ path: `${entryPath(field, index)}.pattern`, message: `${quote(pattern)} is not a namespace name pattern (lowercase letters, digits, '-' and '*' for any characters, matched against the whole name, e.g. "team-*")` });
     }
     return undefined;
   }
-  const path = `${base}.name`;
+  if (typeof name === 'string' && name !== '' && isDnsLabel(name)) return name;
+  const path = `${entryPath(field, index)}.name`;
   if (typeof name !== 'string' || name === '') problems.push({ path, message: 'is required: a namespace name (or a pattern such as "team-*")' });
-  else if (!isDnsLabel(name)) problems.push({ path, message: `${quote(name)} is not a valid namespace name (${DNS_LABEL_RULE})` });
-  else return name;
+  else problems.push({ path, message: `${quote(name)} is not a valid namespace name (${DNS_LABEL_RULE})` });
   return undefined;
 }
 
-function listedNames(targets: UnknownRecord, field: string, problems: FieldProblem[]): { names: ListedName[]; patterns: number } {
-  const names: ListedName[] = [];
+function listedNames(targets: UnknownRecord, field: string, problems: FieldProblem[]): Listed {
+  const list = asArray(asRecord(targets[field])?.list);
+  const names: (string | undefined)[] = [];
+  let count = 0;
   let patterns = 0;
-  asArray(asRecord(targets[field])?.list).forEach((entry, index) => {
-    const base = `spec.targets.${field}.list[${index}]`;
-    const record = asRecord(entry);
+  for (let index = 0; index < list.length; index++) {
+    const record = asRecord(list[index]);
     if (record?.pattern !== undefined) patterns++;
-    const name = checkEntry(record, base, problems);
-    if (name !== undefined) names.push({ path: `${base}.name`, name });
-  });
-  return { names, patterns };
+    const name = checkEntry(record, field, index, problems);
+    if (name !== undefined) count++;
+    names.push(name);
+  }
+  return { field, names, count, patterns };
 }
 
 function checkMatchLabels(selector: UnknownRecord): FieldProblem[] {
@@ -89,36 +105,54 @@ function checkSelector(targets: UnknownRecord): FieldProblem[] {
   return [...checkMatchLabels(selector), ...asArray(selector.matchExpressions).flatMap(checkExpression)];
 }
 
-function selectsNothing(targets: UnknownRecord, included: readonly ListedName[], byPattern: boolean): boolean {
+function selectsNothing(targets: UnknownRecord, included: Listed): boolean {
   const selector = asRecord(targets.namespaceLabelSelector);
   const selectorEmpty =
     Object.keys(asRecord(selector?.matchLabels) ?? {}).length === 0 && asArray(selector?.matchExpressions).length === 0;
-  return targets.allNamespaces !== true && included.length === 0 && !byPattern && selectorEmpty;
+  return targets.allNamespaces !== true && included.count === 0 && included.patterns === 0 && selectorEmpty;
 }
 
-function missingWarnings(names: readonly string[]): string[] {
-  const shown = names.slice(0, MAX_MISSING_WARNINGS).map((name) => `namespace ${quote(name)} does not exist yet: copied when it appears`);
-  const rest = names.length - shown.length;
+function missingWarnings(names: ReadonlySet<string>): string[] {
+  const shown: string[] = [];
+  for (const name of names) {
+    if (shown.length === MAX_MISSING_WARNINGS) break;
+    shown.push(`namespace ${quote(name)} does not exist yet: copied when it appears`);
+  }
+  const rest = names.size - shown.length;
   return rest > 0 ? [...shown, `${rest} more included namespaces do not exist yet`] : shown;
 }
 
+/** In one pass over the included names: those never targeted (each time listed), and those that do not exist (once each, in list order). */
 function targetWarnings(
   targets: UnknownRecord,
-  included: readonly ListedName[],
+  included: Listed,
   excluded: ReadonlySet<string>,
   namespaceExists: ((name: string) => boolean | undefined) | undefined,
-  byPattern: boolean,
 ): string[] {
   const warnings: string[] = [];
-  const system = included.filter(({ name }) => ALWAYS_EXCLUDED_NAMESPACES.includes(name));
-  for (const { name } of system) warnings.push(`namespace ${quote(name)} is never a target and is ignored`);
-  const candidates = included.filter(({ name }) => !excluded.has(name) && !ALWAYS_EXCLUDED_NAMESPACES.includes(name));
-  const missing = [...new Set(candidates.map(({ name }) => name))].filter((name) => namespaceExists?.(name) === false);
+  const missing = new Set<string>();
+  for (const name of included.names) {
+    if (name === undefined) continue;
+    if (SYSTEM_NAMESPACES.has(name)) warnings.push(`namespace ${quote(name)} is never a target and is ignored`);
+    else if (!excluded.has(name) && namespaceExists?.(name) === false) missing.add(name);
+  }
   warnings.push(...missingWarnings(missing));
-  if (selectsNothing(targets, included, byPattern)) {
+  if (selectsNothing(targets, included)) {
     warnings.push('spec.targets selects no namespace: set allNamespaces, includedNamespaces or namespaceLabelSelector');
   }
   return warnings;
+}
+
+/** Names both included and excluded, each time it is included. */
+function overlapProblems(included: Listed, excluded: ReadonlySet<string>): FieldProblem[] {
+  if (excluded.size === 0) return [];
+  const problems: FieldProblem[] = [];
+  included.names.forEach((name, index) => {
+    if (name !== undefined && excluded.has(name)) {
+      problems.push({ path: `${entryPath(included.field, index)}.name`, message: `${quote(name)} is both included and excluded: remove it from one of the lists` });
+    }
+  });
+  return problems;
 }
 
 /** Rules for spec.targets; `warnings` receives what is allowed but probably not meant. */
@@ -132,12 +166,11 @@ export function validateTargets(
     return [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }];
   }
   const problems: FieldProblem[] = [];
-  const { names: included, patterns } = listedNames(targets, 'includedNamespaces', problems);
-  const excludedNames = new Set(listedNames(targets, 'excludedNamespaces', problems).names.map(({ name }) => name));
-  for (const { path, name } of included.filter(({ name }) => excludedNames.has(name))) {
-    problems.push({ path, message: `${quote(name)} is both included and excluded: remove it from one of the lists` });
-  }
+  const included = listedNames(targets, 'includedNamespaces', problems);
+  const excluded = new Set<string>();
+  for (const name of listedNames(targets, 'excludedNamespaces', problems).names) if (name !== undefined) excluded.add(name);
+  problems.push(...overlapProblems(included, excluded));
   problems.push(...checkSelector(targets));
-  warnings.push(...targetWarnings(targets, included, excludedNames, namespaceExists, patterns > 0));
+  warnings.push(...targetWarnings(targets, included, excluded, namespaceExists));
   return problems;
 }

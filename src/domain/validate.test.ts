@@ -204,6 +204,16 @@ describe('validateDistribution: warnings', () => {
       () => false,
       [...['a', 'b', 'c', 'd', 'e'].map((n) => `namespace "${n}" does not exist yet: copied when it appears`), '2 more included namespaces do not exist yet'],
     ],
+    [
+      'a name listed twice: missing once; kube-system listed twice: ignored twice',
+      distribution('d').configMap('c').included('a', 'kube-system', 'b', 'a', 'kube-system'),
+      (name) => name === 'b',
+      [
+        'namespace "kube-system" is never a target and is ignored',
+        'namespace "kube-system" is never a target and is ignored',
+        'namespace "a" does not exist yet: copied when it appears',
+      ],
+    ],
     ['targets select nothing', distribution('d').configMap('c'), undefined, ['spec.targets selects no namespace: set allNamespaces, includedNamespaces or namespaceLabelSelector']],
     ['resource namespace set', cm().templateMetadata({ namespace: 'source' }), () => true, ['spec.resource.metadata.namespace is ignored: copies go to the target namespaces']],
   ])('%s', (_name, builder, namespaceExists, expected) => {

@@ -1,15 +1,16 @@
 // The plan of a distribution being admitted, made from the caches alone (no API request): the
 // reconciler's own planner over the namespaces and the copies of ours the caches hold, deciding
-// without rendering copies.
+// without rendering copies, counted per type of action.
 import { kindKeyOf } from '../domain/kinds.js';
-import { previewDistribution } from '../domain/plan.js';
+import { previewTally } from '../domain/plan.js';
+import type { PlanTally } from '../domain/plan-preview.js';
 import type { Clock } from '../domain/clock.js';
-import type { PlannedAction, Resource, ResourceDistribution } from '../domain/types.js';
+import type { Resource, ResourceDistribution } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import { resolveDistribution } from './distributable.js';
 import { targetNamespaces } from './target-namespaces.js';
 
-export type PlanPreviewer = (rd: ResourceDistribution) => PlannedAction[] | undefined;
+export type PlanPreviewer = (rd: ResourceDistribution) => PlanTally | undefined;
 
 /** Undefined while it cannot be told from the caches: not synced, the kind not watched yet, or the source not read yet. */
 export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbiddenNamespaces: readonly string[] }): PlanPreviewer {
@@ -28,7 +29,7 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
       const sameKind = kindKeyOf(copy.apiVersion, copy.kind) === kind && copy.metadata.name === name;
       if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
     }
-    const namespaces = targetNamespaces(resolved, caches);
-    return previewDistribution({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
+    const namespaces = targetNamespaces(resolved, caches, deps.forbiddenNamespaces);
+    return previewTally({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
   };
 }

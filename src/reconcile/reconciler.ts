@@ -111,7 +111,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const hash = templateHash(rd.spec.resource);
   // A few namespaces changed since a pass that still holds: plan those alone.
   const within = scope !== 'all' && parts.lastPasses.holds(rd, hash) ? scope : undefined;
-  const namespaces = within === undefined ? targetNamespaces(rd, caches) : namespacesWithin(within, caches);
+  const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
   const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now, within });
@@ -137,7 +137,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
  * are all deleted with it. A new source brings its watch event.
  */
 async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
-  const namespaces = targetNamespaces(rd, parts.deps.caches);
+  const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
   const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
   const { kind, namespace, name } = ref;
   if (rd.origin !== undefined) {

@@ -19,11 +19,19 @@ const names = (list: { name: string }[]): string[] => list.map((ns) => ns.name).
 describe('targetNamespaces', () => {
   it.each([
     ['names: the existing ones', distribution('a').configMap('a').included('ns-1', 'ns-2', 'missing').build(), ['ns-1', 'ns-2']],
+    ['names in order: the existing ones', distribution('a').configMap('a').included('missing', 'ns-1', 'ns-2').build(), ['ns-1', 'ns-2']],
+    ['a name listed twice: once', distribution('a').configMap('a').included('ns-2', 'ns-1', 'ns-2').build(), ['ns-1', 'ns-2']],
     ['a selector: the namespaces with its label', distribution('a').configMap('a').matchLabels({ team: 'odd' }).included('ns-2').build(), ['ns-1', 'ns-11', 'ns-13', 'ns-15', 'ns-17', 'ns-19', 'ns-2', 'ns-3', 'ns-5', 'ns-7', 'ns-9']],
     ['allNamespaces: every one', distribution('a').configMap('a').allNamespaces().build(), Array.from({ length: 20 }, (_, i) => `ns-${i}`).sort()],
   ])('%s', async (_, rd, expected) => {
     await setup();
     expect(names(targetNamespaces(rd, h.caches))).toEqual(expected);
+  });
+
+  it('names alone: not those it may not write to (excluded, forbidden), which it can neither target nor miss', async () => {
+    await setup();
+    const rd = distribution('a').configMap('a').included('ns-3', 'ns-1', 'ns-2', 'ns-4').excluded('ns-4').build();
+    expect(targetNamespaces(rd, h.caches, ['ns-2']).map((ns) => ns.name)).toEqual(['ns-1', 'ns-3']);
   });
 
   it('includes the namespaces holding its copies, which it may have to delete', async () => {
