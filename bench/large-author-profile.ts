@@ -10,7 +10,6 @@ import { performance } from 'node:perf_hooks';
 import { cpuUsage } from 'node:process';
 import { parseArgs } from 'node:util';
 import { createAdmissionApp } from '../src/admission/app.js';
-import { systemClock } from '../src/domain/clock.js';
 import { compileSpecValidator } from '../src/domain/schema.js';
 import type { ResourceDistribution } from '../src/domain/types.js';
 import type { AccessAnswer, AccessReviewer } from '../src/k8s/access-review.js';
@@ -18,10 +17,10 @@ import { loadCrdSchema } from '../src/k8s/crd-schema.js';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
 import { createLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
-import { createController } from '../src/reconcile/controller.js';
 import { review } from '../test/unit/admission/review-builder.js';
 import { distribution } from '../test/unit/builders.js';
 import { summarize } from './stats.js';
+import { simulatedController } from './simulated-controller.js';
 import { SyntheticCluster } from './synthetic-cluster.js';
 
 const { values } = parseArgs({ options: { names: { type: 'string', default: '10000' }, requests: { type: 'string', default: '40' }, rows: { type: 'string', default: 'create,label' } } });
@@ -48,20 +47,7 @@ async function main(): Promise<void> {
     // Parsed, as the API server's answer is: flat strings, not the concatenations that made them.
     return { ...list, items: JSON.parse(JSON.stringify(items)) as typeof items };
   };
-  const controller = createController({
-    clusterApi: { ...cluster.api, listNamespaces },
-    log: createLogger({ level: 'warn' }),
-    clock: systemClock,
-    metrics: createMetrics(),
-    watchTimeoutSeconds: 24 * 3600,
-    settings: {
-      sweepIntervalMs: 24 * 3600_000,
-      concurrency: 4,
-      applyParallelism: 16,
-      forbiddenNamespaces: [],
-      leaderElection: { enabled: false, leaseName: '', leaseNamespace: '', identity: 'profile', leaseDurationMs: 0, renewDeadlineMs: 0, retryPeriodMs: 0 },
-    },
-  });
+  const controller = simulatedController({ ...cluster.api, listNamespaces }, 'profile');
   await controller.start();
   await controller.idle();
   // The RBAC cache's answer for a cluster-wide grant: at once, no access review sent.

@@ -11,18 +11,18 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Hono } from 'hono';
 import { createAdmissionApp } from '../src/admission/app.js';
-import { systemClock } from '../src/domain/clock.js';
 import { compileSpecValidator } from '../src/domain/schema.js';
 import type { AccessReviewer } from '../src/k8s/access-review.js';
 import { loadCrdSchema } from '../src/k8s/crd-schema.js';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
 import { createLogger } from '../src/log.js';
 import { createMetrics } from '../src/metrics.js';
-import { createController, type RunningController } from '../src/reconcile/controller.js';
+import type { RunningController } from '../src/reconcile/controller.js';
 import { review } from '../test/unit/admission/review-builder.js';
 import { BASELINE_ADMISSION_PATH, baselineApp } from './baseline-server.js';
 import { machineSummary, renderSimulation, writeSimulation, type SimulationResult } from './simulation-report.js';
 import { summarize } from './stats.js';
+import { simulatedController } from './simulated-controller.js';
 import { SyntheticCluster } from './synthetic-cluster.js';
 import { copiedName, copyCount, distributionCount, namespaceAt, namespaceName, registryOf, type WorldShape } from './synthetic-world.js';
 
@@ -174,22 +174,7 @@ async function run(size: 'smoke' | 'default', shape: WorldShape & { podRequests:
   const copies = copyCount(shape);
   say(`size ${size}: ${shape.namespaces} namespaces, ${distributionCount(shape)} distributions, ${copies} copies`);
   const before = memory();
-  const controller = createController({
-    clusterApi: cluster.api,
-    log: createLogger({ level: 'warn' }),
-    clock: systemClock,
-    metrics: createMetrics(),
-    // The generated watches stay silent unless told: no stall to detect.
-    watchTimeoutSeconds: 24 * 3600,
-    settings: {
-      // Swept by hand below, not by the timer.
-      sweepIntervalMs: 24 * 3600_000,
-      concurrency: 4,
-      applyParallelism: 16,
-      forbiddenNamespaces: [],
-      leaderElection: { enabled: false, leaseName: '', leaseNamespace: '', identity: 'simulation', leaseDurationMs: 0, renewDeadlineMs: 0, retryPeriodMs: 0 },
-    },
-  });
+  const controller = simulatedController(cluster.api, 'simulation');
   const sync = await peakRss(() => timed(() => controller.start()));
   say(`caches synced in ${(sync.value.ms / 1000).toFixed(1)} s`);
   // Leading at once: the start's sweep is the first full pass.
