@@ -8,8 +8,10 @@ interface LastPass {
   key: string;
   /** No write failed: a pass that had failures is followed by a full one (it retries). */
   clean: boolean;
-  /** By namespace; a failed delete of a stray (a copy under an earlier name) by namespace and name. */
-  outcomes: Map<string, Outcome>;
+  /** Where the copy is in sync (or was just written): a name each, the common case kept small. */
+  inSync: Set<string>;
+  /** Every other outcome by namespace; a failed delete of a stray (a copy under an earlier name) by namespace and name. */
+  others: Map<string, Outcome>;
 }
 
 /**
@@ -50,16 +52,23 @@ export class LastPasses {
   record(rd: ResolvedDistribution, hash: string, outcomes: readonly Outcome[], within?: ReadonlySet<string>): Outcome[] {
     let last = within === undefined ? undefined : this.passes.get(rd.metadata.name);
     if (last === undefined) {
-      last = { key: passKey(rd, hash), clean: true, outcomes: new Map() };
+      last = { key: passKey(rd, hash), clean: true, inSync: new Set(), others: new Map() };
       this.passes.set(rd.metadata.name, last);
     }
     last.clean &&= outcomes.every((outcome) => outcome.ok);
-    for (const namespace of within ?? []) last.outcomes.delete(namespace);
+    for (const namespace of within ?? []) {
+      last.inSync.delete(namespace);
+      last.others.delete(namespace);
+    }
     for (const outcome of outcomes) {
       // Deletes done count in no status.
-      if (!(outcome.ok && outcome.action.type === 'delete')) last.outcomes.set(keyOf(outcome), slim(outcome));
+      if (outcome.ok && outcome.action.type === 'delete') continue;
+      const kept = slim(outcome);
+      if (kept.ok && kept.action.type === 'in-sync') last.inSync.add(kept.action.namespace);
+      else last.others.set(keyOf(kept), kept);
     }
-    return [...last.outcomes.values()];
+    const inSync = [...last.inSync].map((namespace): Outcome => ({ action: { type: 'in-sync', namespace }, ok: true }));
+    return [...inSync, ...last.others.values()];
   }
 
   forget(name: string): void {
