@@ -1,9 +1,10 @@
 // reconcile(name): level-triggered and idempotent. Reads the world from the caches, plans with the
 // pure domain, applies the plan through the shared copy writer (every namespace attempted, bounded
 // parallelism), and writes status only when it changed. A pass over copies that are all in sync
-// makes no request at all. Its parts, each in a module of its own: reading what stands in each
-// target (existing-copies), applying actions (action-applier), deletes beyond the plan
-// (copy-removal), status and Events (status-reporter).
+// makes no request at all. When only some namespaces changed since a pass that still holds, the
+// pass plans those alone (pass-scopes, last-passes). Its parts, each in a module of its own:
+// reading what stands in each target (existing-copies), applying actions (action-applier),
+// deletes beyond the plan (copy-removal), status and Events (status-reporter).
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { hashResource, templateHash } from '../domain/hash.js';
