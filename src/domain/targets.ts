@@ -185,14 +185,6 @@ function rulesOf(targets: Targets, forbidden: readonly string[]): TargetRule {
 }
 
 /**
- * Whether a namespace is one no rule may select: listed as excluded, always excluded, or forbidden
- * by the operator. Returned as a test, made once, for a list of names to be filtered with.
- */
-export function exclusionTest(targets: Targets, forbidden: readonly string[] = []): (name: string) => boolean {
-  return rulesOf(targets, forbidden).isExcluded;
-}
-
-/**
  * The namespaces a rule names and may write to: its included names (not patterns), each once,
  * less those excluded (by name or pattern, the system ones, `forbidden`), sorted. Made once per
  * targets object, as the rule is: admission's access check and its plan preview share it.

@@ -7,7 +7,7 @@
 // deletes beyond the plan (copy-removal), status and Events (status-reporter).
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
-import { hashResource, templateHash } from '../domain/hash.js';
+import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
 import { computeTargets, forbiddenFor } from '../domain/targets.js';
 import type { NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
@@ -92,7 +92,7 @@ async function createThenRead(
   const raced = new Set(outcomes.filter((o) => o.stale && o.action.type === 'create' && unread.has(o.action.namespace)).map((o) => o.action.namespace));
   if (raced.size === 0 || signal.aborted) return outcomes;
   const { existing, failures } = await parts.reader.reread(rd, kind, [...raced]);
-  const hash = hashResource(rd.spec.resource);
+  const hash = templateHash(rd.spec.resource);
   const replanned = [...raced].map((namespace) => ({ action: planNamespace(rd, namespace, existing.get(namespace), now, hash), kind }));
   const second = await parts.applyAll(replanned, signal, failures);
   return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
