@@ -6,7 +6,7 @@
 // with nothing else (its heap is the product's), hence a script of its own, without the control
 // plane and the product process `npm run bench` starts.
 import { cpuUsage, memoryUsage } from 'node:process';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import type { Hono } from 'hono';
@@ -69,19 +69,41 @@ async function peakRss<T>(work: () => Promise<T>): Promise<{ value: T; peak: num
   }
 }
 
-/** A namespace created after the start: the generator writes its copies, the reconciler follows. */
-async function newNamespace(cluster: SyntheticCluster, controller: RunningController, shape: WorldShape): Promise<Omit<SimulationResult['newNamespace'], 'writes'>> {
+/** The longest the event loop could not go on while `work` ran (timers, sockets and webhooks wait that long). */
+async function longestStall<T>(work: () => Promise<T>): Promise<{ value: T; stallMs: number }> {
+  const delay = monitorEventLoopDelay({ resolution: 5 });
+  delay.enable();
+  try {
+    return { value: await work(), stallMs: delay.max / 1e6 };
+  } finally {
+    delay.disable();
+  }
+}
+
+/**
+ * A namespace created after the start (`name`): the generator writes its copies, the reconciler
+ * follows. `before`: what else starts just before it is admitted (a sweep).
+ */
+async function newNamespace(
+  cluster: SyntheticCluster,
+  controller: RunningController,
+  shape: WorldShape,
+  name = 'ns-new',
+  before: () => Promise<void> = () => Promise.resolve(),
+): Promise<Omit<SimulationResult['newNamespace'], 'writes'>> {
   const ns = namespaceAt(shape, 7);
-  ns.metadata = { ...ns.metadata, name: 'ns-new', uid: 'ns-uid-new', resourceVersion: cluster.nextVersion(), labels: { team: 't7' } };
+  ns.metadata = { ...ns.metadata, name, uid: `ns-uid-${name}`, resourceVersion: cluster.nextVersion(), labels: { team: 't7' } };
   const expected = shape.allNamespaces + Math.floor(shape.selectors / shape.teams);
   let written = 0;
   let copiesMs = Number.NaN;
-  const started = performance.now();
+  let started = performance.now();
   cluster.onCreate = (object) => {
-    if (object.metadata.namespace === 'ns-new' && ++written === expected) copiesMs = performance.now() - started;
+    if (object.metadata.namespace === name && ++written === expected) copiesMs = performance.now() - started;
   };
   const { cpuMs } = await timed(async () => {
-    controller.namespaceAdmitted({ name: 'ns-new', uid: 'ns-uid-new' });
+    await before();
+    started = performance.now();
+    controller.namespaceAdmitted({ name, uid: `ns-uid-${name}` });
     cluster.push('namespaces', { type: 'ADDED', object: { ...ns } });
     await controller.idle();
   });
@@ -184,18 +206,26 @@ async function run(size: 'smoke' | 'default', shape: WorldShape & { podRequests:
   const settled = memory();
   const cached = { namespaces: controller.caches.namespaces.size, distributions: controller.caches.distributions.size, copies: controller.caches.copies.size };
   controller.requests.reset();
-  const sweep = await timed(async () => {
-    controller.sweepNow();
-    await controller.idle();
-  });
+  const { value: sweep, stallMs } = await longestStall(() =>
+    timed(async () => {
+      controller.sweepNow();
+      await controller.idle();
+    }),
+  );
   const sweepRequests = controller.requests.tally();
-  say(`full sweep ${(sweep.cpuMs / 1000).toFixed(1)} CPU-s, ${sweepRequests.writes} writes`);
+  say(`full sweep ${(sweep.cpuMs / 1000).toFixed(1)} CPU-s, ${sweepRequests.writes} writes, event loop held up to ${stallMs.toFixed(1)} ms`);
   const pods = await measurePods(controller, shape, shape.podRequests);
   say(`pod admission p99: trivial ${pods.trivial.p99.toFixed(3)} ms, validation ${pods.validation.p99.toFixed(3)} ms, mutation ${pods.mutation.p99.toFixed(3)} ms`);
   controller.requests.reset();
   const added = await newNamespace(cluster, controller, shape);
   const addedRequests = controller.requests.tally();
   say(`new namespace: ${added.copies} copies in ${added.copiesMs.toFixed(1)} ms, settled in ${added.settledMs.toFixed(0)} ms`);
+  // The same while a full sweep is under way (admitted a little after it began).
+  const duringSweep = await newNamespace(cluster, controller, shape, 'ns-new-during-sweep', async () => {
+    controller.sweepNow();
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  });
+  say(`new namespace during a sweep: ${duringSweep.copies} copies in ${duringSweep.copiesMs.toFixed(1)} ms`);
   await controller.stop();
   return {
     size,
@@ -206,8 +236,9 @@ async function run(size: 'smoke' | 'default', shape: WorldShape & { podRequests:
     sync: { ms: sync.value.ms, cpuMs: sync.value.cpuMs, peakRss: sync.peak },
     firstPass: { ...firstPass, writes: firstPassRequests.writes, reads: (firstPassRequests.byVerb.get ?? 0) },
     memory: { before, settled },
-    sweep: { ...sweep, writes: sweepRequests.writes, reads: (sweepRequests.byVerb.get ?? 0) + (sweepRequests.byVerb.list ?? 0) },
+    sweep: { ...sweep, writes: sweepRequests.writes, reads: (sweepRequests.byVerb.get ?? 0) + (sweepRequests.byVerb.list ?? 0), stallMs },
     newNamespace: { ...added, writes: addedRequests.writes },
+    newNamespaceDuringSweep: { copies: duringSweep.copies, expected: duringSweep.expected, copiesMs: duringSweep.copiesMs },
     pods,
   };
 }

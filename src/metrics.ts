@@ -43,7 +43,7 @@ function reconcileMetrics(registers: Registers): Pick<Metrics, 'reconcileDuratio
     }),
     reconcileTotal: new Counter({
       name: 'resource_distributor_reconcile_total',
-      help: 'Reconciles by result (success, error, requeue).',
+      help: 'Reconciles by result (success, error, requeue; slice: one slice of a full pass made in slices).',
       labelNames: ['result'],
       registers,
     }),

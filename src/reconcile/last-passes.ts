@@ -35,6 +35,17 @@ function passKey(rd: ResolvedDistribution, hash: string): string {
   return `${rd.metadata.uid ?? ''}/${rd.metadata.generation ?? ''}/${hash}`;
 }
 
+/** Forgets what is known of the namespaces `within`: which were in sync, and whether any had another outcome. */
+function dropWithin(last: LastPass, within: ReadonlySet<string> | undefined): { wasInSync: Set<string>; othersDropped: boolean } {
+  const wasInSync = new Set<string>();
+  let othersDropped = false;
+  for (const namespace of within ?? []) {
+    if (last.inSync.delete(namespace)) wasInSync.add(namespace);
+    else if (last.others.delete(namespace)) othersDropped = true;
+  }
+  return { wasInSync, othersDropped };
+}
+
 export class LastPasses {
   private readonly passes = new Map<string, LastPass>();
 
@@ -45,30 +56,52 @@ export class LastPasses {
   }
 
   /**
-   * Records a pass's outcomes, and returns every target's: those of a full pass (`within`
-   * undefined) replace what was known; those of a pass within some namespaces replace what was
-   * known there.
+   * Records a pass's outcomes: those of a full pass (`within` undefined) replace what was known;
+   * those of a pass within some namespaces replace what was known there. Returns whether what is
+   * known changed (a full pass always counts as a change): when not, the status it gives is the
+   * one the last pass gave.
    */
-  record(rd: ResolvedDistribution, hash: string, outcomes: readonly Outcome[], within?: ReadonlySet<string>): Outcome[] {
+  record(rd: ResolvedDistribution, hash: string, outcomes: readonly Outcome[], within?: ReadonlySet<string>): boolean {
     let last = within === undefined ? undefined : this.passes.get(rd.metadata.name);
     if (last === undefined) {
       last = { key: passKey(rd, hash), clean: true, inSync: new Set(), others: new Map() };
       this.passes.set(rd.metadata.name, last);
     }
     last.clean &&= outcomes.every((outcome) => outcome.ok);
-    for (const namespace of within ?? []) {
-      last.inSync.delete(namespace);
-      last.others.delete(namespace);
-    }
+    // Unchanged: the namespaces within were in sync, and are so again (and no other is).
+    const { wasInSync, othersDropped } = dropWithin(last, within);
+    let unchanged = within !== undefined && !othersDropped;
+    let kept = 0;
     for (const outcome of outcomes) {
       // Deletes done count in no status.
       if (outcome.ok && outcome.action.type === 'delete') continue;
-      const kept = slim(outcome);
-      if (kept.ok && kept.action.type === 'in-sync') last.inSync.add(kept.action.namespace);
-      else last.others.set(keyOf(kept), kept);
+      const slimmed = slim(outcome);
+      if (slimmed.ok && slimmed.action.type === 'in-sync') {
+        last.inSync.add(slimmed.action.namespace);
+        if (wasInSync.has(slimmed.action.namespace)) kept += 1;
+        else unchanged = false;
+      } else {
+        last.others.set(keyOf(slimmed), slimmed);
+        unchanged = false;
+      }
     }
+    return !unchanged || kept !== wasInSync.size;
+  }
+
+  /** Every target's outcome, as the passes recorded so far found them. */
+  outcomes(name: string): Outcome[] {
+    const last = this.passes.get(name);
+    if (last === undefined) return [];
     const inSync = [...last.inSync].map((namespace): Outcome => ({ action: { type: 'in-sync', namespace }, ok: true }));
     return [...inSync, ...last.others.values()];
+  }
+
+  /** Drops what is known of namespaces other than `namespaces` (a sliced full pass did not find them). */
+  retain(name: string, namespaces: ReadonlySet<string>): void {
+    const last = this.passes.get(name);
+    if (last === undefined) return;
+    for (const namespace of last.inSync) if (!namespaces.has(namespace)) last.inSync.delete(namespace);
+    for (const [key, outcome] of last.others) if (!namespaces.has(outcome.action.namespace)) last.others.delete(key);
   }
 
   forget(name: string): void {

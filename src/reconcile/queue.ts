@@ -7,8 +7,11 @@
 // several large distributions are rewritten at once.
 import type { Logger } from '../log.js';
 
-/** What a reconcile asks for: done (wait for a change) or retry (with backoff). Throwing means retry. */
-export type ProcessResult = 'done' | 'retry';
+/**
+ * What a reconcile asks for: done (wait for a change), retry (with backoff), or continue (its
+ * work is not over: run again after the names waiting now, without backoff). Throwing means retry.
+ */
+export type ProcessResult = 'done' | 'retry' | 'continue';
 
 export interface QueueOptions {
   concurrency: number;
@@ -192,9 +195,9 @@ export class WorkQueue {
 
   private settle(name: string, result: ProcessResult): void {
     if (!this.running) return;
-    if (result === 'done') this.failures.delete(name);
-    if (this.dirty.delete(name)) {
-      // A change arrived meanwhile: run again now, whatever the result.
+    if (result !== 'retry') this.failures.delete(name);
+    if (this.dirty.delete(name) || result === 'continue') {
+      // A change arrived meanwhile, or the work goes on: run again after those waiting, whatever the result.
       this.enqueue(name);
       return;
     }

@@ -4,7 +4,11 @@
 // makes no request at all. When only some namespaces changed since a pass that still holds, the
 // pass plans those alone (pass-scopes, last-passes). Its parts, each in a module of its own:
 // reading what stands in each target (existing-copies), applying actions (action-applier),
-// deletes beyond the plan (copy-removal), status and Events (status-reporter).
+// deletes beyond the plan (copy-removal), status and Events (status-reporter). A full pass over
+// many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
+// turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
+// not for the whole pass (see pass-scopes.ts).
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
@@ -25,7 +29,7 @@ import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
-import type { PassScope, PassScopes } from './pass-scopes.js';
+import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
 import { targetNamespaces } from './target-namespaces.js';
@@ -44,7 +48,12 @@ export interface ReconcilerDeps {
   forbiddenNamespaces: readonly string[];
   /** What each pass must look at (every target unless only some namespaces changed). */
   scopes: PassScopes;
+  /** A full pass over more namespaces than this that could stand on the last one is made in slices of this many. */
+  sliceSize?: number;
 }
+
+/** A few milliseconds of planning at most, between two chances for the event loop to go on. */
+const SLICE_SIZE = 256;
 
 export interface Reconciler {
   /** `signal` aborted: leadership was lost; start no further write (the queue retries later). */
@@ -56,6 +65,7 @@ const NOT_ABORTED = new AbortController().signal;
 /** What one pass works with: the deps and the parts built once per reconciler. */
 interface Parts {
   deps: ReconcilerDeps;
+  sliceSize: number;
   reader: ExistingCopiesReader;
   applyAll: ApplyAll;
   removal: CopyRemoval;
@@ -70,6 +80,7 @@ function buildParts(deps: ReconcilerDeps): Parts {
   const applyAll = createActionApplier(writer, parallelism);
   return {
     deps,
+    sliceSize: Math.max(1, deps.sliceSize ?? SLICE_SIZE),
     reader: createExistingCopiesReader({ api, caches, parallelism, forbiddenNamespaces: deps.forbiddenNamespaces }),
     applyAll,
     removal: createCopyRemoval({ caches, catalog: deps.catalog, applyAll, log }),
@@ -103,6 +114,46 @@ function namespacesWithin(within: ReadonlySet<string>, caches: ReconcilerDeps['c
   return [...within].flatMap((name) => caches.namespaces.get(name)?.info ?? []);
 }
 
+/** Every namespace a full pass plans: those that exist and it may target or holds copies in, and listed ones missing. */
+function everyNamespace(rd: ResolvedDistribution, deps: ReconcilerDeps): string[] {
+  const namespaces = targetNamespaces(rd, deps.caches, deps.forbiddenNamespaces);
+  const { missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
+  return [...namespaces.map((ns) => ns.name), ...missing];
+}
+
+/** What a pass goes over: every target (`within` undefined), the namespaces noted, or the next slice of a sliced full pass. */
+interface Extent {
+  within?: ReadonlySet<string>;
+  sliced?: SlicedPass;
+}
+
+function nextSlice(sliced: SlicedPass, size: number): Set<string> {
+  const slice = sliced.namespaces.slice(sliced.done, sliced.done + size);
+  sliced.done += slice.length;
+  return new Set(slice);
+}
+
+async function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: PassScope): Promise<Extent> {
+  const { scopes } = parts.deps;
+  const name = rd.metadata.name;
+  if (!parts.lastPasses.holds(rd, hash)) {
+    scopes.endSliced(name);
+    return {};
+  }
+  let sliced = scopes.slicedPass(name);
+  if (scope === 'all') {
+    const namespaces = everyNamespace(rd, parts.deps);
+    if (namespaces.length <= parts.sliceSize) return {};
+    sliced = scopes.beginSliced(name, namespaces);
+  } else if (sliced !== undefined) {
+    // The turn after another: let watch events and other names' passes in first.
+    await nextTurn();
+  }
+  const within = scope !== 'all' && scope.size > 0 ? scope : sliced === undefined ? undefined : nextSlice(sliced, parts.sliceSize);
+  for (const namespace of within ?? []) sliced?.visited.add(namespace);
+  return { within, sliced };
+}
+
 async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
   const { caches, catalog, clock, forbiddenNamespaces } = parts.deps;
   const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
@@ -110,8 +161,8 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
   if (!caches.copies.synced(kind)) return 'retry';
   const hash = templateHash(rd.spec.resource);
-  // A few namespaces changed since a pass that still holds: plan those alone.
-  const within = scope !== 'all' && parts.lastPasses.holds(rd, hash) ? scope : undefined;
+  // A few namespaces changed since a pass that still holds, or a slice of a full pass: plan those alone.
+  const { within, sliced } = await extentOf(parts, rd, hash, scope);
   const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
@@ -123,12 +174,27 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, await parts.applyAll(planned, signal, failures));
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
-  const everyTarget = parts.lastPasses.record(rd, hash, outcomes, within);
-  parts.copyStates.record(rd.metadata.name, everyTarget);
+  return finishPass(parts, { rd, hash, within, sliced }, outcomes);
+}
+
+/** What a pass found is recorded, and the status written from every target's (a slice that found all as before changes none). */
+async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistribution; hash: string }, outcomes: readonly WriteOutcome[]): Promise<ProcessResult> {
+  const { rd, hash, within, sliced } = pass;
+  const changed = parts.lastPasses.record(rd, hash, outcomes, within);
+  const ended = sliced !== undefined && sliced.done >= sliced.namespaces.length;
+  if (ended) {
+    parts.lastPasses.retain(rd.metadata.name, sliced.visited);
+    parts.deps.scopes.endSliced(rd.metadata.name);
+  }
   // A lost race is no failure to report: the status waits for the retry, which reads afresh.
   if (outcomes.some((outcome) => outcome.stale)) return 'retry';
-  await parts.reporter.writeStatus(rd, everyTarget, rd.spec.source ? { found: true } : undefined);
-  return needsRetry(outcomes) ? 'retry' : 'done';
+  if (sliced === undefined || changed || ended) {
+    const everyTarget = parts.lastPasses.outcomes(rd.metadata.name);
+    parts.copyStates.record(rd.metadata.name, everyTarget);
+    await parts.reporter.writeStatus(rd, everyTarget, rd.spec.source ? { found: true } : undefined);
+  }
+  if (needsRetry(outcomes)) return 'retry';
+  return sliced !== undefined && !ended ? 'continue' : 'done';
 }
 
 /**
@@ -194,7 +260,9 @@ async function instrumented(parts: Parts, name: string, signal: AbortSignal): Pr
   try {
     const result = await reconcileOnce(parts, name, signal, scopes.take(name));
     if (result === 'retry') scopes.widen(name);
-    const label = result === 'done' ? 'success' : 'requeue';
+    // A sliced pass goes on only while its turns say so (the distribution may be gone, or its source).
+    else if (result === 'done') scopes.endSliced(name);
+    const label = result === 'done' ? 'success' : result === 'continue' ? 'slice' : 'requeue';
     stopTimer({ result: label });
     metrics.reconcileTotal.inc({ result: label });
     return result;

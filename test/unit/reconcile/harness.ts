@@ -38,7 +38,7 @@ export interface Harness {
   listeners: ((change: CacheChange) => void)[];
 }
 
-export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry } = {}): Promise<Harness> {
+export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry; sliceSize?: number } = {}): Promise<Harness> {
   const cluster = new FakeCluster();
   const requests = countRequests(cluster.api);
   const metrics = createMetrics();
@@ -71,6 +71,7 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
     applyParallelism: options.parallelism ?? 4,
     forbiddenNamespaces: options.forbidden ?? [],
     scopes,
+    ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
   });
   requests.reset();
   return { cluster, caches, catalog, requests, writer, reconciler, metrics, listeners, scopes };

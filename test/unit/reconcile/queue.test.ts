@@ -104,6 +104,25 @@ describe('WorkQueue', () => {
     expect(started.length).toBe(8);
   });
 
+  it('runs a name whose work goes on again after the names waiting, without backoff, and counts no failure', async () => {
+    const { queue, started, finish } = controlledQueue(1);
+    queue.start();
+    queue.addAll(['a', 'b', 'c']);
+    await finish('a', 'retry');
+    await vi.advanceTimersByTimeAsync(100);
+    await finish('b');
+    await finish('c');
+    expect(started).toEqual(['a', 'b', 'c', 'a']);
+    queue.add('d');
+    await finish('a', 'continue');
+    await finish('d');
+    expect(started).toEqual(['a', 'b', 'c', 'a', 'd', 'a']);
+    await finish('a', 'retry');
+    // The continue reset the failures: the first backoff again.
+    await vi.advanceTimersByTimeAsync(100);
+    expect(started).toEqual(['a', 'b', 'c', 'a', 'd', 'a', 'a']);
+  });
+
   it('runs a name at once when it is added during its backoff', async () => {
     const { queue, started, finish } = controlledQueue();
     queue.start();

@@ -118,6 +118,88 @@ describe('a pass within the namespaces that changed', () => {
   });
 });
 
+describe('a full pass made in slices', () => {
+  /** `count` targets (plus the listed one missing), converged by a first full pass, slices of two. */
+  async function convergedOver(count: number): Promise<void> {
+    h = await startHarness({ sliceSize: 2 });
+    for (let i = 0; i < count; i++) h.cluster.putNamespace(`ns-${i}`, { team: 'a' });
+    h.cluster.putDistribution(shared().build());
+    await until(() => h.catalog.get('shared') !== undefined && h.caches.namespaces.size === count);
+    // Nothing to stand on yet: one pass over everything.
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    await until(() => h.caches.copies.countOf('shared') === count);
+  }
+
+  /** Turns of the name until its pass is over, as the queue gives them. */
+  async function turns(): Promise<string[]> {
+    const results: string[] = [await h.reconciler.reconcile('shared')];
+    while (results.at(-1) === 'continue' && results.length < 20) results.push(await h.reconciler.reconcile('shared'));
+    return results;
+  }
+
+  it('plans a slice a turn, writes nothing when all is in sync, and ends with the status a full pass reports', async () => {
+    await convergedOver(5);
+    const full = h.cluster.distributions.get('shared')?.status;
+    h.requests.reset();
+    h.scopes.note(['shared']);
+    // Five namespaces and the listed one missing: three slices.
+    expect(await turns()).toEqual(['continue', 'continue', 'done']);
+    expect(h.requests.tally().writes).toBe(0);
+    expect(h.cluster.distributions.get('shared')?.status).toEqual(full);
+    expect(h.scopes.slicedPass('shared')).toBeUndefined();
+  });
+
+  it('plans a namespace that changed meanwhile at the next turn, ahead of the slices left', async () => {
+    await convergedOver(6);
+    h.scopes.note(['shared']);
+    expect(await h.reconciler.reconcile('shared')).toBe('continue');
+    h.cluster.putNamespace('ns-new', { team: 'a' });
+    await until(() => h.caches.namespaces.get('ns-new') !== undefined);
+    h.scopes.note(['shared'], 'ns-new');
+    h.requests.reset();
+    expect(await h.reconciler.reconcile('shared')).toBe('continue');
+    expect(copyIn('ns-new')?.data).toEqual({ a: '1' });
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ desired: 8, succeeded: 7 });
+    expect(await turns()).toEqual(['continue', 'continue', 'done']);
+    expect(h.requests.tally().writes).toBe(2);
+  });
+
+  it('repairs what changes nobody noted left, as a full pass does', async () => {
+    await convergedOver(5);
+    h.cluster.putObject({ ...structuredClone(copyIn('ns-3')!), data: { a: 'edited' } });
+    h.cluster.putNamespace('ns-4', { team: 'b' });
+    h.cluster.removeObject('ConfigMap', 'ns-4', 'settings');
+    await until(() => h.caches.copies.countOf('shared') === 4 && h.caches.copies.get({ kind: 'ConfigMap', namespace: 'ns-3', name: 'settings' })?.data?.a === 'edited');
+    h.scopes.note(['shared']);
+    expect(await turns()).toEqual(['continue', 'continue', 'done']);
+    expect(copyIn('ns-3')?.data).toEqual({ a: '1' });
+    // ns-4 is no longer a target: the last pass's word on it is dropped.
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ desired: 5, succeeded: 4 });
+  });
+
+  it('gives way to a pass over everything when the distribution changes meanwhile', async () => {
+    await convergedOver(5);
+    h.scopes.note(['shared']);
+    expect(await h.reconciler.reconcile('shared')).toBe('continue');
+    h.cluster.putDistribution(shared().configMap('settings', { a: '2' }).generation(2).build());
+    await until(() => h.catalog.get('shared')?.metadata.generation === 2);
+    h.scopes.note(['shared']);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    for (let i = 0; i < 5; i++) expect(copyIn(`ns-${i}`)?.data).toEqual({ a: '2' });
+    expect(h.scopes.slicedPass('shared')).toBeUndefined();
+  });
+
+  it('ends when the distribution goes meanwhile', async () => {
+    await convergedOver(5);
+    h.scopes.note(['shared']);
+    expect(await h.reconciler.reconcile('shared')).toBe('continue');
+    h.cluster.deleteDistribution('shared');
+    await until(() => h.catalog.get('shared') === undefined);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.scopes.slicedPass('shared')).toBeUndefined();
+  });
+});
+
 describe('LastPasses: what a pass over some namespaces stands on', () => {
   const rd = (policy?: 'strict' | 'overwrite', generation = 1) => {
     const builder = distribution('shared').configMap('settings', { a: '1' }).allNamespaces().generation(generation);
@@ -145,8 +227,35 @@ describe('LastPasses: what a pass over some namespaces stands on', () => {
     const current = rd();
     passes.record(current, 'h1', [inSync('ns-a'), inSync('ns-b'), { action: { type: 'namespace-missing', namespace: 'ns-c' }, ok: true }]);
     const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'ns-c' } };
-    const all = passes.record(current, 'h1', [{ action: { type: 'create', namespace: 'ns-c', object }, ok: true }], new Set(['ns-b', 'ns-c']));
-    expect(all).toEqual([inSync('ns-a'), inSync('ns-c')]);
+    passes.record(current, 'h1', [{ action: { type: 'create', namespace: 'ns-c', object }, ok: true }], new Set(['ns-b', 'ns-c']));
+    expect(passes.outcomes('shared')).toEqual([inSync('ns-a'), inSync('ns-c')]);
+  });
+
+  const conflict = (namespace: string): Outcome => ({ action: { type: 'conflict', namespace, reason: 'foreign-object' }, ok: true });
+  const missing = (namespace: string): Outcome => ({ action: { type: 'namespace-missing', namespace }, ok: true });
+
+  it.each<[string, Outcome[], string[], boolean]>([
+    ['the same namespaces in sync again', [inSync('ns-a'), inSync('ns-b')], ['ns-a', 'ns-b'], false],
+    ['nothing within, nothing found', [], [], false],
+    ['a namespace in sync that was not known', [inSync('ns-a'), inSync('ns-d')], ['ns-a', 'ns-d'], true],
+    ['a namespace in sync before, no longer targeted', [inSync('ns-a')], ['ns-a', 'ns-b'], true],
+    ['one namespace swapped for another', [inSync('ns-a'), inSync('ns-d')], ['ns-a', 'ns-b', 'ns-d'], true],
+    ['a conflict where the copy was in sync', [inSync('ns-a'), conflict('ns-b')], ['ns-a', 'ns-b'], true],
+    ['the missing namespace found the same', [missing('ns-c')], ['ns-c'], true],
+    ['a failure', [failed('ns-a')], ['ns-a'], true],
+  ])('a pass within some namespaces that found %s: changed is %s', (_, outcomes, within, changed) => {
+    const passes = new LastPasses();
+    passes.record(rd(), 'h1', [inSync('ns-a'), inSync('ns-b'), missing('ns-c')]);
+    expect(passes.record(rd(), 'h1', outcomes, new Set(within))).toBe(changed);
+  });
+
+  it('counts a full pass as a change, and keeps only the namespaces retained', () => {
+    const passes = new LastPasses();
+    expect(passes.record(rd(), 'h1', [inSync('ns-a'), inSync('ns-b'), conflict('ns-c')])).toBe(true);
+    expect(passes.record(rd(), 'h1', [inSync('ns-a'), inSync('ns-b'), conflict('ns-c')])).toBe(true);
+    passes.retain('shared', new Set(['ns-a', 'ns-c']));
+    expect(passes.outcomes('shared')).toEqual([inSync('ns-a'), conflict('ns-c')]);
+    expect(passes.outcomes('unknown')).toEqual([]);
   });
 });
 
@@ -166,5 +275,20 @@ describe('PassScopes: what the next pass over a name looks at', () => {
     expect(scope === 'all' ? scope : [...scope]).toEqual(expected);
     // Taken: the pass after it is a full one unless something is noted again.
     expect(scopes.take('shared')).toBe('all');
+  });
+
+  it.each<[string, (scopes: PassScopes) => void, 'all' | string[], boolean]>([
+    ['nothing noted', () => undefined, [], true],
+    ['a namespace', (scopes) => scopes.note(['shared'], 'ns-a'), ['ns-a'], true],
+    ['another name only', (scopes) => scopes.note(['other']), [], true],
+    ['anything', (scopes) => scopes.note(['shared']), 'all', false],
+    ['a retry', (scopes) => scopes.widen('shared'), 'all', false],
+  ])('while a sliced pass goes on, %s: the next pass looks at %j, the sliced one goes on: %s', (_, noted, expected, goesOn) => {
+    const scopes = new PassScopes();
+    scopes.beginSliced('shared', ['ns-a', 'ns-b', 'ns-c']);
+    noted(scopes);
+    const scope = scopes.take('shared');
+    expect(scope === 'all' ? scope : [...scope]).toEqual(expected);
+    expect(scopes.slicedPass('shared') !== undefined).toBe(goesOn);
   });
 });
