@@ -5,6 +5,7 @@
 // ObjectSync do not hold up an unrelated distribution's change behind them. Heavy names (those
 // with many copies) never take the last free worker: a small change always finds one, even while
 // several large distributions are rewritten at once.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from '../log.js';
 
 /**
@@ -182,6 +183,10 @@ export class WorkQueue {
   private async run(name: string): Promise<void> {
     let result: ProcessResult;
     try {
+      // Reconciles chain through promises alone: without this, a sweep of thousands of names (or
+      // the slices of one large pass) would keep watch events, webhook calls and write responses
+      // waiting until the last of them is done.
+      await nextTurn();
       result = await this.options.process(name, this.term.signal);
     } catch (error) {
       this.options.log.warn({ name, err: error instanceof Error ? error.message : String(error) }, 'reconcile failed');

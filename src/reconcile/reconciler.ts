@@ -8,7 +8,6 @@
 // many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
 // turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
 // not for the whole pass (see pass-scopes.ts).
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
@@ -133,7 +132,7 @@ function nextSlice(sliced: SlicedPass, size: number): Set<string> {
   return new Set(slice);
 }
 
-async function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: PassScope): Promise<Extent> {
+function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: PassScope): Extent {
   const { scopes } = parts.deps;
   const name = rd.metadata.name;
   if (!parts.lastPasses.holds(rd, hash)) {
@@ -145,9 +144,6 @@ async function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, sc
     const namespaces = everyNamespace(rd, parts.deps);
     if (namespaces.length <= parts.sliceSize) return {};
     sliced = scopes.beginSliced(name, namespaces);
-  } else if (sliced !== undefined) {
-    // The turn after another: let watch events and other names' passes in first.
-    await nextTurn();
   }
   const within = scope !== 'all' && scope.size > 0 ? scope : sliced === undefined ? undefined : nextSlice(sliced, parts.sliceSize);
   for (const namespace of within ?? []) sliced?.visited.add(namespace);
@@ -162,7 +158,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   if (!caches.copies.synced(kind)) return 'retry';
   const hash = templateHash(rd.spec.resource);
   // A few namespaces changed since a pass that still holds, or a slice of a full pass: plan those alone.
-  const { within, sliced } = await extentOf(parts, rd, hash, scope);
+  const { within, sliced } = extentOf(parts, rd, hash, scope);
   const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();

@@ -1,3 +1,4 @@
+import { setImmediate as realTurn } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { WorkQueue, type ProcessResult } from '../../../src/reconcile/queue.js';
 import { silentLog } from './harness.js';
@@ -5,6 +6,12 @@ import { silentLog } from './harness.js';
 interface Pending {
   name: string;
   finish(result?: ProcessResult | Error): void;
+}
+
+/** Reconciles start after the event loop's next turn (real, whatever the fake timers). */
+async function turn(): Promise<void> {
+  await realTurn();
+  await realTurn();
 }
 
 /** A queue whose reconciles stay in flight until the test finishes them. */
@@ -36,6 +43,7 @@ function controlledQueue(concurrency = 2, groupOf?: (name: string) => string, is
     const [entry] = pending.splice(index, 1);
     entry!.finish(result);
     await vi.advanceTimersByTimeAsync(0);
+    await turn();
   };
   return { queue, pending, started, depths, signals, finish };
 }
@@ -48,10 +56,11 @@ afterEach(() => {
 });
 
 describe('WorkQueue', () => {
-  it('de-duplicates names that wait', () => {
+  it('de-duplicates names that wait', async () => {
     const { queue, started } = controlledQueue(1);
     queue.start();
     queue.addAll(['a', 'b', 'b', 'c', 'b']);
+    await turn();
     expect(started).toEqual(['a']);
     expect(queue.depth).toBe(2);
   });
@@ -60,6 +69,7 @@ describe('WorkQueue', () => {
     const { queue, started, finish } = controlledQueue(2);
     queue.start();
     queue.addAll(['a', 'b', 'c', 'd']);
+    await turn();
     expect(started).toEqual(['a', 'b']);
     await finish('a');
     expect(started).toEqual(['a', 'b', 'c']);
@@ -71,6 +81,7 @@ describe('WorkQueue', () => {
     queue.add('a');
     queue.add('a');
     queue.add('a');
+    await turn();
     expect(started).toEqual(['a']);
     await finish('a');
     expect(started).toEqual(['a', 'a']);
@@ -85,6 +96,7 @@ describe('WorkQueue', () => {
     const { queue, started, finish } = controlledQueue();
     queue.start();
     queue.add('a');
+    await turn();
     const delays: number[] = [];
     for (let attempt = 0; attempt < 5; attempt++) {
       await finish('a', failure);
@@ -99,6 +111,7 @@ describe('WorkQueue', () => {
     expect(delays).toEqual([100, 200, 400, 800, 1000]);
     await finish('a', 'done');
     queue.add('a');
+    await turn();
     await finish('a', failure);
     await vi.advanceTimersByTimeAsync(100);
     expect(started.length).toBe(8);
@@ -108,12 +121,14 @@ describe('WorkQueue', () => {
     const { queue, started, finish } = controlledQueue(1);
     queue.start();
     queue.addAll(['a', 'b', 'c']);
+    await turn();
     await finish('a', 'retry');
     await vi.advanceTimersByTimeAsync(100);
     await finish('b');
     await finish('c');
     expect(started).toEqual(['a', 'b', 'c', 'a']);
     queue.add('d');
+    await turn();
     await finish('a', 'continue');
     await finish('d');
     expect(started).toEqual(['a', 'b', 'c', 'a', 'd', 'a']);
@@ -127,8 +142,10 @@ describe('WorkQueue', () => {
     const { queue, started, finish } = controlledQueue();
     queue.start();
     queue.add('a');
+    await turn();
     await finish('a', 'retry');
     queue.add('a');
+    await turn();
     expect(started).toEqual(['a', 'a']);
   });
 
@@ -136,6 +153,7 @@ describe('WorkQueue', () => {
     const { queue, depths, finish } = controlledQueue(1);
     queue.start();
     queue.addAll(['a', 'b']);
+    await turn();
     let idle = false;
     void queue.idle().then(() => (idle = true));
     await finish('a');
@@ -150,6 +168,7 @@ describe('WorkQueue', () => {
     const { queue, started, finish } = controlledQueue(1);
     queue.start();
     queue.addAll(['a', 'b']);
+    await turn();
     let stopped = false;
     void queue.stop().then(() => (stopped = true));
     await vi.advanceTimersByTimeAsync(0);
@@ -157,6 +176,7 @@ describe('WorkQueue', () => {
     await finish('a', 'retry');
     expect(stopped).toBe(true);
     queue.add('c');
+    await turn();
     await vi.advanceTimersByTimeAsync(10_000);
     expect(started).toEqual(['a']);
   });
@@ -165,6 +185,7 @@ describe('WorkQueue', () => {
     const { queue, signals, finish } = controlledQueue(1);
     queue.start();
     queue.add('a');
+    await turn();
     const stopped = queue.stop();
     expect(signals[0]?.aborted).toBe(true);
     await finish('a', 'retry');
@@ -172,6 +193,7 @@ describe('WorkQueue', () => {
 
     queue.start();
     queue.add('b');
+    await turn();
     expect(signals[1]?.aborted).toBe(false);
   });
 
@@ -179,10 +201,31 @@ describe('WorkQueue', () => {
     const { queue, finish } = controlledQueue(1);
     queue.start();
     queue.add('a');
+    await turn();
     await finish('a', 'retry');
     expect(vi.getTimerCount()).toBe(1);
     await queue.stop();
     expect(vi.getTimerCount()).toBe(0);
+  });
+});
+
+describe('WorkQueue and the event loop', () => {
+  it('gives way to the event loop before each reconcile: what arrives meanwhile is not held up by a run of them', async () => {
+    vi.useRealTimers();
+    const order: string[] = [];
+    const queue = new WorkQueue({
+      concurrency: 1,
+      log: silentLog,
+      process: (name) => {
+        order.push(name);
+        return Promise.resolve('done');
+      },
+    });
+    queue.start();
+    queue.addAll(['a', 'b', 'c']);
+    setImmediate(() => order.push('a socket read'));
+    await queue.idle();
+    expect(order).toEqual(['a', 'a socket read', 'b', 'c']);
   });
 });
 
@@ -196,6 +239,7 @@ describe('WorkQueue fairness', () => {
     queue.addAll(Array.from({ length: 1000 }, (_, i) => `os-${i}`));
     queue.add('admin-settings');
     queue.add('os-1000');
+    await turn();
     expect(started).toEqual(['os-0']);
     await finish('os-0');
     await finish('os-1');
@@ -214,8 +258,10 @@ describe('WorkQueue fairness', () => {
     const { queue, started, finish } = controlledQueue(4, undefined, heavy);
     queue.start();
     queue.addAll(['big-0', 'big-1', 'big-2', 'big-3', 'big-4']);
+    await turn();
     expect(started).toEqual(['big-0', 'big-1', 'big-2']);
     queue.add('admin-settings');
+    await turn();
     expect(started.at(-1)).toBe('admin-settings');
     await finish('admin-settings');
     // The free worker is not given to a heavy name...
@@ -237,8 +283,10 @@ describe('WorkQueue fairness', () => {
     const { queue, started, finish } = controlledQueue(4, undefined, heavy);
     queue.start();
     queue.addAll(Array.from({ length: 100 }, (_, i) => `big-${i}`));
+    await turn();
     for (let i = 0; i < 5; i++) {
       queue.add(`small-${i}`);
+      await turn();
       await finish(`small-${i}`);
     }
     expect(started.filter((name) => name.startsWith('small-'))).toHaveLength(5);
@@ -253,6 +301,7 @@ describe('WorkQueue fairness', () => {
     const { queue, started, finish } = controlledQueue(1, undefined, () => true);
     queue.start();
     queue.addAll(['big-0', 'big-1']);
+    await turn();
     expect(started).toEqual(['big-0']);
     await finish('big-0');
     expect(started).toEqual(['big-0', 'big-1']);
