@@ -113,6 +113,13 @@ export class CopyCache {
     return [...this.kinds.values()].flatMap(({ store }) => store.list());
   }
 
+  /** The distributions the cached copies' labels name, from the index (no copy is looked at). */
+  distributionNames(): Set<string> {
+    const names = new Set<string>();
+    for (const { store } of this.kinds.values()) for (const name of store.indexValues(BY_DISTRIBUTION)) names.add(name);
+    return names;
+  }
+
   get size(): number {
     return [...this.kinds.values()].reduce((sum, { store }) => sum + store.size, 0);
   }

@@ -58,6 +58,11 @@ export class Store<T extends Stored> {
     return [...this.items.keys()];
   }
 
+  /** The values an index holds objects under (each with one at least). */
+  indexValues(index: string): IterableIterator<string> {
+    return (this.indexes.get(index) ?? new Map<string, Set<string>>()).keys();
+  }
+
   /** How many objects an index holds under `value`, without listing them. */
   countByIndex(index: string, value: string): number {
     return this.indexes.get(index)?.get(value)?.size ?? 0;

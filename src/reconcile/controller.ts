@@ -24,7 +24,6 @@ import { PassScopes } from './pass-scopes.js';
 import { createReconciler } from './reconciler.js';
 import { createSweeper, type Sweeper } from './sweeper.js';
 import { createDistributionCatalog, type DistributionCatalog } from './distribution-catalog.js';
-import { copyTriggers } from './triggers.js';
 
 /** A distribution with this many copies reconciles long enough to be kept off the last free worker. */
 const HEAVY_COPIES = 100;
@@ -126,8 +125,9 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
   });
   // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
   const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces };
-  // Distributions, and names copies point at (a deleted distribution's leftovers are orphans to remove).
-  const allNames = (): Set<string> => new Set([...catalog.names(), ...caches.copies.list().flatMap((copy) => copyTriggers({ current: copy }))]);
+  // Distributions, and those copies' labels name (a deleted distribution's leftovers are orphans to
+  // remove; they are found by that label): from the label index, not by going over every copy.
+  const allNames = (): Set<string> => new Set([...catalog.names(), ...caches.copies.distributionNames()]);
   return {
     requests,
     caches,

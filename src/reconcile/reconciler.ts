@@ -12,7 +12,7 @@ import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace } from '../domain/plan.js';
-import { computeTargets, forbiddenFor } from '../domain/targets.js';
+import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
 import type { NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -115,9 +115,10 @@ function namespacesWithin(within: ReadonlySet<string>, caches: ReconcilerDeps['c
 
 /** Every namespace a full pass plans: those that exist and it may target or holds copies in, and listed ones missing. */
 function everyNamespace(rd: ResolvedDistribution, deps: ReconcilerDeps): string[] {
-  const namespaces = targetNamespaces(rd, deps.caches, deps.forbiddenNamespaces);
-  const { missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
-  return [...namespaces.map((ns) => ns.name), ...missing];
+  const { caches, forbiddenNamespaces } = deps;
+  const names = targetNamespaces(rd, caches, forbiddenNamespaces).map((ns) => ns.name);
+  for (const name of listedTargets(rd.spec.targets, forbiddenFor(rd, forbiddenNamespaces))) if (caches.namespaces.get(name) === undefined) names.push(name);
+  return names;
 }
 
 /** What a pass goes over: every target (`within` undefined), the namespaces noted, or the next slice of a sliced full pass. */

@@ -172,3 +172,21 @@ describe('Store write-through', () => {
     expect(store.get('b')).toBeUndefined();
   });
 });
+
+describe('Store index values', () => {
+  type Labelled = Item & { metadata: { labels: { team: string } } };
+  const labelled = (name: string, team: string, resourceVersion = '1'): Labelled => ({ metadata: { ...item(name, resourceVersion).metadata, labels: { team } } });
+  const teamIndex = { team: (object: Labelled) => [object.metadata.labels.team] };
+
+  it.each<[string, (store: Store<Labelled>) => void, string[]]>([
+    ['nothing held', () => undefined, []],
+    ['two objects of one value, one of another', (store) => store.replace([labelled('a', 'red'), labelled('b', 'red'), labelled('c', 'blue')]), ['red', 'blue']],
+    ['the last object of a value deleted', (store) => (store.replace([labelled('a', 'red'), labelled('c', 'blue')]), store.applyEvent('DELETED', labelled('c', 'blue', '2'))), ['red']],
+    ['an object moved to another value', (store) => (store.replace([labelled('a', 'red')]), store.applyEvent('MODIFIED', labelled('a', 'green', '2'))), ['green']],
+  ])('%s: %j', (_, change, values) => {
+    const store = new Store<Labelled>(teamIndex, (object) => object.metadata.name);
+    change(store);
+    expect([...store.indexValues('team')]).toEqual(values);
+    expect([...store.indexValues('no such index')]).toEqual([]);
+  });
+});
