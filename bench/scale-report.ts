@@ -7,6 +7,7 @@ export type { ScaleResult };
 
 const thousands = (value: number): string => value.toLocaleString('en-US');
 const p50p99 = (summary: Summary): string => `p50 ${fmtMs(summary.p50)}, p99 ${fmtMs(summary.p99)}, max ${fmtMs(summary.max)} (${summary.count})`;
+const withCall = (r: ScaleResult['newNamespaceAtRest']): string => `${p50p99(r.copies)}; the namespace create call itself: p50 ${fmtMs(r.createCall.p50)}, p99 ${fmtMs(r.createCall.p99)}`;
 
 export function renderScale(r: ScaleResult): string {
   const requests = Object.entries(r.restart.requests)
@@ -24,10 +25,10 @@ export function renderScale(r: ScaleResult): string {
       [
         ['fan-out: 11 distributions created → every status reports every namespace succeeded', `${fmtMs(r.fanOutMs)} (${thousands(r.fanOutWrites)} API writes)`],
         [`template update: one ConfigMap distribution → its ${thousands(r.namespaces)} copies carry the new hash`, `${fmtMs(r.updateMs)} (${thousands(r.updateWrites)} API writes)`],
-        ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', p50p99(r.newNamespaceAtRest)],
+        ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', withCall(r.newNamespaceAtRest)],
         [
           `the same while every template changes at once (${thousands(r.copies)} rewrites; template changes the distribution webhook did not answer in time, applied again: ${r.stormRefusals})`,
-          p50p99(r.newNamespaceDuringUpdates),
+          withCall(r.newNamespaceDuringUpdates),
         ],
         ['the product after a full GC: RSS / heap used / heap per copy', `${fmtBytes(r.memory.rss)} / ${fmtBytes(r.memory.heapUsed)} / ${fmtBytes(r.memory.heapPerCopy)} (idle heap ${fmtBytes(r.memory.idleHeapUsed)})`],
         ['kube-apiserver / etcd RSS at that point', `${fmtBytes(r.servers.apiserverRss)} / ${fmtBytes(r.servers.etcdRss)}`],

@@ -32,8 +32,8 @@ export interface ScaleResult {
   updateMs: number;
   updateWrites: number;
   /** Namespace create response -> its 11 copies visible. */
-  newNamespaceAtRest: Summary;
-  newNamespaceDuringUpdates: Summary;
+  newNamespaceAtRest: NewNamespaces;
+  newNamespaceDuringUpdates: NewNamespaces;
   /** Template changes of the storm the distribution webhook did not answer in time (each retried, as a user would). */
   stormRefusals: number;
   /** The product after a full garbage collection, everything converged. */
@@ -59,8 +59,14 @@ async function converged(kube: BenchKube, count: number, timeoutMs: number): Pro
   );
 }
 
+/** A new namespace's copies, and (the baseline) the namespace create call itself, sent → answered. */
+export interface NewNamespaces {
+  copies: Summary;
+  createCall: Summary;
+}
+
 /** Namespaces created at `perSecond`, each timed from its create response until all 11 copies are visible. */
-async function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<Summary> {
+async function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
   const wanted = new Set(names());
   const seen = new Map<string, Set<string>>();
   const complete = new Map<string, number>();
@@ -81,7 +87,10 @@ async function newNamespaces(kube: BenchKube, prefix: string, count: number, per
     const namespaces = numberedNames(prefix, 0, count);
     const created = await kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond);
     await waitUntil(`11 copies in ${count} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${count}`);
-    return summarize(namespaces.map((ns) => (complete.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN)));
+    return {
+      copies: summarize(namespaces.map((ns) => (complete.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN))),
+      createCall: summarize(namespaces.map((ns) => (created.get(ns)?.at ?? Number.NaN) - (created.get(ns)?.sentAt ?? Number.NaN))),
+    };
   } finally {
     watch.stop();
   }
@@ -201,7 +210,7 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
   console.error(`[bench] scale: template update over ${n} copies in ${(updateMs / 1000).toFixed(1)} s`);
 
   const newNamespaceAtRest = await newNamespaces(kube, 'bench-scale-rest-', probes, probeRatePerSecond);
-  console.error(`[bench] scale: a new namespace's copies at rest: p50 ${fmtMs(newNamespaceAtRest.p50)}, p99 ${fmtMs(newNamespaceAtRest.p99)}`);
+  console.error(`[bench] scale: a new namespace's copies at rest: p50 ${fmtMs(newNamespaceAtRest.copies.p50)}, p99 ${fmtMs(newNamespaceAtRest.copies.p99)}`);
   await waitForQuiet(product, 3_000, 600_000);
   // Every template changed at once (11 × N rewrites), and new namespaces arriving meanwhile.
   const refused = { count: 0 };
