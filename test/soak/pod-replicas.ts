@@ -24,6 +24,8 @@ export interface PodReplicaOptions {
   /** The chart's pods: `app.kubernetes.io/name=resource-distributor`. */
   labelSelector: string;
   logs: PodLogs;
+  /** A bearer token whose user may get /metrics (the chart's pods answer no one else). */
+  scrapeToken: string;
   log: (line: string) => void;
 }
 
@@ -166,7 +168,7 @@ export class PodReplicas implements SoakReplicas {
       const container = containerOf(pod);
       const ip = pod.status?.podIP;
       if (!ip || !container?.state?.running || !container.containerID) continue;
-      const answer = await get(HTTPS_PORT, '/metrics', 2_000, ip);
+      const answer = await get(HTTPS_PORT, '/metrics', 2_000, ip, { authorization: `Bearer ${this.options.scrapeToken}` });
       if (answer?.status === 200) counts.set(`${pod.metadata?.name ?? ''} ${containerIdOf(container.containerID).slice(0, 12)}`, apiRequestCounts(answer.body));
     }
     return counts;
@@ -186,16 +188,17 @@ export class PodReplicas implements SoakReplicas {
 
   /**
    * SIGTERM to each replica's process, as the kubelet stops a container: each must end with exit
-   * code 0, which its pod's status records once the kubelet has restarted it.
+   * code 0, which its pod's status records; then the kubelet restarts it, as after a kill.
    */
   async stopGracefully(): Promise<Violation[]> {
     await Promise.all(
       [...this.installed.values()].map(async (identity) => {
         const target = await this.running(identity);
         this.signal(target, 'SIGTERM');
-        await until(`${identity} ended on SIGTERM`, async () => {
-          const ended = containerOf(await this.pod(identity))?.lastState?.terminated;
-          return ended?.containerID === target.container.containerID ? true : undefined;
+        await until(`${identity} ended on SIGTERM and restarted`, async () => {
+          const container = containerOf(await this.pod(identity));
+          const ended = container?.lastState?.terminated;
+          return ended?.containerID === target.container.containerID && (container?.restartCount ?? 0) > target.container.restartCount ? true : undefined;
         });
       }),
     );

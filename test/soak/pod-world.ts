@@ -10,7 +10,7 @@ import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoordinationV1Api } from '@kubernetes/client-node';
+import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { createNodeCredentials, ensureProductImage, ensureTool, REPO_ROOT, startNode, type CachedProductImage, type ControlPlane, type LocalNode } from '../control-plane/index.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
 import { PodLogs } from './pod-logs.js';
@@ -52,6 +52,23 @@ async function installChart(helm: string, kubeconfig: string, image: CachedProdu
   }
 }
 
+/**
+ * A token for reading the replicas' /metrics, as Prometheus reads them (README: Monitoring): a
+ * ServiceAccount of the soak's bound to a role with `get` on /metrics, and a token requested for it.
+ */
+async function metricsReaderToken(plane: ControlPlane): Promise<string> {
+  const core = plane.kubeConfig.makeApiClient(CoreV1Api);
+  const rbac = plane.kubeConfig.makeApiClient(RbacAuthorizationV1Api);
+  const name = 'soak-metrics-reader';
+  await core.createNamespacedServiceAccount({ namespace: OWN_NAMESPACE, body: { metadata: { name } } });
+  await rbac.createClusterRole({ body: { metadata: { name }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } });
+  await rbac.createClusterRoleBinding({
+    body: { metadata: { name }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name }, subjects: [{ kind: 'ServiceAccount', name, namespace: OWN_NAMESPACE }] },
+  });
+  const request = await core.createNamespacedServiceAccountToken({ namespace: OWN_NAMESPACE, name, body: { spec: { audiences: [], expirationSeconds: 24 * 3600 } } });
+  return request.status?.token ?? '';
+}
+
 export async function startPodWorld(log: (line: string) => void, logDir: string): Promise<SoakWorld> {
   const credentials = await createNodeCredentials();
   // While the control plane and the node start: the image (kept, or built now) and helm.
@@ -81,7 +98,8 @@ export async function startPodWorld(log: (line: string) => void, logDir: string)
     await node.importImage(product.archive);
     log(`installing the chart (${product.repository}:${product.tag}, 2 replicas)`);
     await installChart(await helm, plane.kubeconfigPath, product);
-    const replicas = await PodReplicas.create({ core: kube.core, namespace: OWN_NAMESPACE, labelSelector: POD_SELECTOR, logs: new PodLogs(node.podLogsDir, OWN_NAMESPACE), log });
+    const scrapeToken = await metricsReaderToken(plane);
+    const replicas = await PodReplicas.create({ core: kube.core, namespace: OWN_NAMESPACE, labelSelector: POD_SELECTOR, logs: new PodLogs(node.podLogsDir, OWN_NAMESPACE), scrapeToken, log });
     await waitForWebhooks(kube.custom);
     const coordination = plane.kubeConfig.makeApiClient(CoordinationV1Api);
     const settings = { ...LEADER_ELECTION, 'kubelet crashLoopBackOff.maxContainerRestartPeriod': MAX_CONTAINER_RESTART_PERIOD };

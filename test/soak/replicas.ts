@@ -54,10 +54,10 @@ export interface ReplicaOptions {
 }
 
 /** GET https://<host>:<port><path> of a replica, or undefined when nothing answered in time. */
-export function get(port: number, path: string, timeoutMs: number, host = '127.0.0.1'): Promise<{ status: number; body: string } | undefined> {
+export function get(port: number, path: string, timeoutMs: number, host = '127.0.0.1', headers: Record<string, string> = {}): Promise<{ status: number; body: string } | undefined> {
   return new Promise((resolve) => {
     // A replica the soak runs: this probes, it does not trust.
-    const req = request({ host, port, path, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
+    const req = request({ host, port, path, headers, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
