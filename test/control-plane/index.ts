@@ -12,3 +12,4 @@ export { createImageBuilder, type BuiltImage, type ImageBuilder } from './image-
 export { startRegistry, type LocalRegistry } from './image-registry.js';
 export { publishProductImage, type ProductImage } from './product-image.js';
 export { httpGet } from './network.js';
+export { cachedProductImage, ensureProductImage, keepProductImage, productImageKey, type CachedProductImage } from './product-image-cache.js';

@@ -177,9 +177,20 @@ export interface KubeletConfigInput {
   /** The CA whose certificates the kubelet accepts from callers (the API server's kubelet client certificate). */
   clientCaFile: string;
   cgroupRoot: string;
+  /**
+   * The longest a crashed container waits to be restarted (1s-300s; the kubelet's default is
+   * 300 s, doubling from 10 s): set through the alpha feature gate KubeletCrashLoopBackOffMax.
+   */
+  maxContainerRestartPeriod?: string;
 }
 
-export function kubeletConfig({ paths, network, clientCaFile, cgroupRoot }: KubeletConfigInput): string {
+/** The kubelet's configuration fields that bound its restart backoff, when asked to. */
+function restartBackoff(maxContainerRestartPeriod: string | undefined): object {
+  if (maxContainerRestartPeriod === undefined) return {};
+  return { featureGates: { KubeletCrashLoopBackOffMax: true }, crashLoopBackOff: { maxContainerRestartPeriod } };
+}
+
+export function kubeletConfig({ paths, network, clientCaFile, cgroupRoot, maxContainerRestartPeriod }: KubeletConfigInput): string {
   return stringify({
     apiVersion: 'kubelet.config.k8s.io/v1beta1',
     kind: 'KubeletConfiguration',
@@ -211,6 +222,7 @@ export function kubeletConfig({ paths, network, clientCaFile, cgroupRoot }: Kube
     // is the API server's load, not whether the object exists. Get reads it at mount time, so a
     // FailedMount here means the Secret or ConfigMap was not there.
     configMapAndSecretChangeDetectionStrategy: 'Get',
+    ...restartBackoff(maxContainerRestartPeriod),
   });
 }
 

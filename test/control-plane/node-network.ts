@@ -139,8 +139,10 @@ export async function startRelay(listenIp: string, targetPort: number): Promise<
  * ClusterIP). PREROUTING for pods' traffic, OUTPUT for the node's own processes. The rule lives
  * in the node's namespace and goes with it.
  */
-export async function routeKubernetesService(inNode: readonly string[], iptables: string, serviceIp: string, relayUrl: string): Promise<void> {
+export async function routeKubernetesService(inNode: readonly string[], iptables: string, serviceIp: string, relayUrl: string, options: { first?: boolean } = {}): Promise<void> {
   const relay = new URL(relayUrl);
   const rule = ['-d', `${serviceIp}/32`, '-p', 'tcp', '--dport', '443', '-j', 'DNAT', '--to-destination', `${relay.hostname}:${relay.port}`];
-  for (const chain of ['PREROUTING', 'OUTPUT']) await run('nsenter', [...inNode, iptables, '-w', '-t', 'nat', '-A', chain, ...rule]);
+  // `first`: ahead of the rules already there, so that new connections follow this one.
+  const position = options.first ? ['-I', 'CHAIN', '1'] : ['-A', 'CHAIN'];
+  for (const chain of ['PREROUTING', 'OUTPUT']) await run('nsenter', [...inNode, iptables, '-w', '-t', 'nat', ...position.map((p) => (p === 'CHAIN' ? chain : p)), ...rule]);
 }

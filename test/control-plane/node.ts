@@ -104,6 +104,8 @@ export interface StartNodeOptions {
   readyTimeoutMs?: number;
   /** Images to import besides the pause and busybox ones (`nodejs`). */
   images?: readonly NodeImage[];
+  /** The kubelet's longest restart backoff for crashed containers (KubeletConfigInput.maxContainerRestartPeriod); default the kubelet's (5 min). */
+  maxContainerRestartPeriod?: string;
 }
 
 /** What a stopped node must not leave behind; checked by `leftovers()`. */
@@ -123,6 +125,14 @@ export interface LocalNode {
   images: Partial<Record<NodeImage, string>>;
   /** containerd's socket, for `ctr`/CRI calls made inside the node's namespaces (see `exec`). */
   containerdSocket: string;
+  /** The kubelet's pod log folder (`<namespace>_<pod>_<uid>/<container>/<restart count>.log`), on the machine. */
+  podLogsDir: string;
+  /**
+   * Sends pods' connections to the `kubernetes` Service to `url` (`https://<host ip>:<port>`, the
+   * machine end of the link) instead of the node's relay, from now on (a DNAT rule ahead of the
+   * first); the kubelet keeps its own way to the API server.
+   */
+  routeKubernetesServiceTo(url: string): Promise<void>;
   /** Imports an image archive (OCI or docker) into containerd's CRI namespace: its image is then present for pods. */
   importImage(archive: string): Promise<void>;
   /** Lets the node's containerd pull from registry `host` (host:port, HTTPS with a certificate of `caCert`). */
@@ -301,7 +311,7 @@ export async function startNode(plane: NodePlane, credentials: Pick<NodeCredenti
   const running = new RunningNode(name, dir);
   try {
     const images = [...new Set([...DEFAULT_NODE_IMAGES, ...(options.images ?? [])])];
-    const node = await boot(running, plane, credentials, { kubelet, images, readyTimeoutMs: options.readyTimeoutMs ?? 120_000 });
+    const node = await boot(running, plane, credentials, { kubelet, images, readyTimeoutMs: options.readyTimeoutMs ?? 120_000, maxContainerRestartPeriod: options.maxContainerRestartPeriod });
     log(`node ${name} Ready at ${node.network.nodeIp} (pods ${node.network.podCidr}) in ${((Date.now() - started) / 1000).toFixed(1)} s (dir ${dir})`);
     return node;
   } catch (error) {
@@ -421,7 +431,7 @@ async function boot(
   running: RunningNode,
   plane: NodePlane,
   credentials: Pick<NodeCredentials, 'kubeletClientCaFile'>,
-  { kubelet, images: wanted, readyTimeoutMs }: { kubelet: string; images: readonly NodeImage[]; readyTimeoutMs: number },
+  { kubelet, images: wanted, readyTimeoutMs, maxContainerRestartPeriod }: { kubelet: string; images: readonly NodeImage[]; readyTimeoutMs: number; maxContainerRestartPeriod?: string },
 ): Promise<LocalNode> {
   const { paths, trace, name } = running;
   await prepareFiles(paths, trace.cgroupRoot ?? '');
@@ -437,7 +447,7 @@ async function boot(
 
   const cgroupRoot = trace.cgroupRoot ?? '';
   await createCgroupRoot(cgroupRoot);
-  await writeFile(paths.kubeletConfig, kubeletConfig({ paths, network, clientCaFile: credentials.kubeletClientCaFile, cgroupRoot: `/${cgroupRoot}` }));
+  await writeFile(paths.kubeletConfig, kubeletConfig({ paths, network, clientCaFile: credentials.kubeletClientCaFile, cgroupRoot: `/${cgroupRoot}`, maxContainerRestartPeriod }));
   const inNode = enterNode(pid1);
   const kubeletArgs = [
     `--config=${paths.kubeletConfig}`,
@@ -458,6 +468,8 @@ async function boot(
     network,
     images: Object.fromEntries(wanted.map((image) => [image, NODE_IMAGES[image]])),
     containerdSocket: paths.containerdSocket,
+    podLogsDir: paths.podLogs,
+    routeKubernetesServiceTo: (url) => routeKubernetesService(inNode, NODE_COMMANDS.iptables, KUBERNETES_SERVICE_IP, url, { first: true }),
     importImage: async (archive) => {
       await ctrIn(pid1, paths)(['images', 'import', archive]);
     },

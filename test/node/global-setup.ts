@@ -3,6 +3,8 @@ import {
   createImageBuilder,
   createNodeCredentials,
   ensureTool,
+  keepProductImage,
+  productImageKey,
   publishProductImage,
   startControlPlane,
   startNode,
@@ -61,6 +63,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     if (failures.length > 0) throw new Error(failures.join('\n'));
   };
   try {
+    // Read before the build starts: the sources it builds.
+    const imageKey = productImageKey();
+    imageKey.catch(() => undefined);
     // One after the other: each is a Go build on a fresh machine.
     tools = ensureTool('helm').then(async (helm) => ({ helm, kubectl: await ensureTool('kubectl') }));
     tools.catch(() => undefined);
@@ -76,6 +81,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
     image = await publishProductImage(builder, await building, registry);
     log(`image ${image.repository}:${image.tag}: built in ${image.buildSeconds.toFixed(0)} s, pushed in ${image.pushSeconds.toFixed(0)} s`);
     await node.importImage(image.archive);
+    // The chaos soak runs the same image on a node of its own: kept for it (product-image-cache.ts).
+    await keepProductImage(image.archive, image.repository, image.tag, await imageKey);
   } catch (error) {
     await stop().catch((stopError: unknown) => log(`teardown after a failed start: ${String(stopError)}`));
     throw error;

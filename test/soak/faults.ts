@@ -1,13 +1,16 @@
-// The faults: a replica killed (-9) while leading or following, then replaced; a replica stopped
-// (SIGSTOP) for longer than its Lease, then continued; kube-apiserver or etcd killed and restarted;
-// the replicas cut off from the API server (every connection dropped, watches included) for a
-// moment, also with etcd compacted meanwhile so that their watches resume from a revision that
-// is gone (410 Gone: the API server runs without its watch cache, as in test/e2e/faults.test.ts).
+// The faults: a replica killed (-9) while leading or following, then replaced (a process) or
+// restarted by the kubelet (a pod); a replica stopped (SIGSTOP) for longer than its Lease, then
+// continued; kube-apiserver or etcd killed and restarted; the replicas cut off from the API server
+// (every connection dropped, watches included) for a moment, also with etcd compacted meanwhile
+// so that their watches resume from a revision that is gone (410 Gone: the API server runs
+// without its watch cache, as in test/e2e/faults.test.ts). The replicas reach the API server only
+// through a proxy the soak holds: on 127.0.0.1 for processes; on the machine end of the node's
+// link for pods, whose connections to the `kubernetes` Service are sent there.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { CoordinationV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from '../control-plane/index.js';
 import type { Prng } from './prng.js';
-import type { Replica, Replicas } from './replicas.js';
+import type { ReplicaRef, SoakReplicas } from './soak-replicas.js';
 import type { TcpProxy } from '../e2e/support/tcp-proxy.js';
 
 export const FAULT_KINDS = ['kill-leader', 'kill-follower', 'stop-leader', 'restart-apiserver', 'restart-etcd', 'partition', 'partition-compacted'] as const;
@@ -15,7 +18,7 @@ export type FaultKind = (typeof FAULT_KINDS)[number];
 
 export interface FaultContext {
   plane: ControlPlane;
-  replicas: Replicas;
+  replicas: SoakReplicas;
   coordination: CoordinationV1Api;
   lease: { namespace: string; name: string; durationMs: number };
   /** The replicas reach the API server only through this proxy. */
@@ -45,29 +48,25 @@ async function leaseHolder(context: FaultContext): Promise<string | undefined> {
 }
 
 /** The live replica holding the Lease (`leader`) or not; any live one if the Lease names none of them. */
-async function replicaFor(context: FaultContext, leader: boolean): Promise<Replica | undefined> {
+async function replicaFor(context: FaultContext, leader: boolean): Promise<ReplicaRef | undefined> {
   const holder = await leaseHolder(context);
-  const live = context.replicas.live.filter((r): r is Replica => r !== undefined);
+  const live = await context.replicas.current();
   return live.find((r) => (r.identity === holder) === leader) ?? live[0];
 }
 
+/** SIGKILL; recovered once the replica is back (replaced, or restarted by the kubelet) and Ready. */
 async function killAndReplace(context: FaultContext, leader: boolean): Promise<string> {
   const victim = await replicaFor(context, leader);
   if (!victim) return 'none';
   await context.replicas.kill(victim);
-  await context.replicas.start(victim.slot);
   return victim.identity;
 }
 
+/** SIGSTOP longer than the Lease, then SIGCONT; recovered once it answers /readyz again (its endpoint is back). */
 async function stopBeyondLease(context: FaultContext): Promise<string> {
   const victim = await replicaFor(context, true);
-  if (!victim?.child.pid) return 'none';
-  victim.child.kill('SIGSTOP');
-  await sleep(context.lease.durationMs + 2_000);
-  victim.child.kill('SIGCONT');
-  // Recovered once it answers /readyz again (its endpoint is back).
-  const deadline = Date.now() + 30_000;
-  while (!context.replicas.isReady(victim) && victim.child.exitCode === null && Date.now() < deadline) await sleep(50);
+  if (!victim) return 'none';
+  await context.replicas.freeze(victim, context.lease.durationMs + 2_000);
   return victim.identity;
 }
 

@@ -1,8 +1,9 @@
-// Two replicas of the product as users run it (`node dist/main.js` with the image's Node.js flags,
-// local mode, leader election on), behind one TCP proxy that routes new connections to the
-// replicas whose /readyz answers, as a Service routes to ready pods. Every line they print is kept
-// (for the leak check) and written to a file per replica; every exit is recorded with whether the
-// soak caused it.
+// `--replicas processes`: two replicas of the product as local processes (`node dist/main.js` with
+// the image's Node.js flags, local mode, leader election on), behind one TCP proxy that routes new
+// connections to the replicas whose /readyz answers, as a Service routes to ready pods. Every line
+// they print is kept (for the leak check) and written to a file per replica; every exit is
+// recorded with whether the soak caused it; one that exited is replaced, as the kubelet restarts a
+// container.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';
 import { request } from 'node:https';
@@ -11,6 +12,9 @@ import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { registerTeardown } from '../control-plane/exit-hooks.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
+import type { TextSource } from './check-leaks.js';
+import type { ProductSummary, ReplicaRef, SoakReplicas } from './soak-replicas.js';
+import { violation, type Violation } from './violation.js';
 
 export interface Exit {
   identity: string;
@@ -19,6 +23,16 @@ export interface Exit {
   /** The soak killed or stopped it on purpose. */
   expected: boolean;
   at: number;
+}
+
+/** The `resource_distributor_api_requests_total` samples of a replica's /metrics text, by `<verb> <resource>`. */
+export function apiRequestCounts(metrics: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const [, labels = '', value = '0'] of metrics.matchAll(/^resource_distributor_api_requests_total\{([^}]*)\} (\S+)$/gm)) {
+    const key = `${/verb="([^"]*)"/.exec(labels)?.[1] ?? ''} ${/resource="([^"]*)"/.exec(labels)?.[1] ?? ''}`;
+    counts[key] = (counts[key] ?? 0) + Number(value);
+  }
+  return counts;
 }
 
 export interface Replica {
@@ -39,10 +53,11 @@ export interface ReplicaOptions {
   logDir: string;
 }
 
-function get(port: number, path: string, timeoutMs: number): Promise<{ status: number; body: string } | undefined> {
+/** GET https://<host>:<port><path> of a replica, or undefined when nothing answered in time. */
+export function get(port: number, path: string, timeoutMs: number, host = '127.0.0.1', headers: Record<string, string> = {}): Promise<{ status: number; body: string } | undefined> {
   return new Promise((resolve) => {
-    // Loopback to our own child: this probes, it does not trust.
-    const req = request({ host: '127.0.0.1', port, path, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
+    // A replica the soak runs: this probes, it does not trust.
+    const req = request({ host, port, path, headers, rejectUnauthorized: false, timeout: timeoutMs }, (res) => {
       let body = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (body += chunk));
@@ -63,7 +78,8 @@ function portOf(line: string): number {
   }
 }
 
-export class Replicas {
+export class ProcessReplicas implements SoakReplicas {
+  readonly mode = 'processes' as const;
   readonly live: (Replica | undefined)[] = [undefined, undefined];
   readonly exits: Exit[] = [];
   readonly all: Replica[] = [];
@@ -78,15 +94,15 @@ export class Replicas {
     readonly proxy: TcpProxy,
   ) {}
 
-  static async create(options: Omit<ReplicaOptions, 'env'> & { env: (proxyPort: number) => Record<string, string> }): Promise<Replicas> {
-    const routing: { to?: Replicas } = {};
+  static async create(options: Omit<ReplicaOptions, 'env'> & { env: (proxyPort: number) => Record<string, string> }): Promise<ProcessReplicas> {
+    const routing: { to?: ProcessReplicas } = {};
     const proxy = await startTcpProxy(() => routing.to?.pickReady());
-    const replicas = new Replicas({ ...options, env: options.env(proxy.port) }, proxy);
+    const replicas = new ProcessReplicas({ ...options, env: options.env(proxy.port) }, proxy);
     routing.to = replicas;
     replicas.probes = replicas.probeReadiness();
     // Interrupted (Ctrl-C, a CI timeout) or failing: no replica outlives the soak.
     const unregister = registerTeardown({
-      stop: () => replicas.close().then(() => undefined),
+      stop: () => replicas.close(),
       killNow: () => {
         for (const r of replicas.live) r?.child.kill('SIGKILL');
       },
@@ -160,7 +176,7 @@ export class Replicas {
   }
 
   /** SIGKILL (as the OOM killer or a node failure would), then waits for the exit. */
-  async kill(replica: Replica): Promise<void> {
+  private async killProcess(replica: Replica): Promise<void> {
     replica.expectExit = true;
     replica.child.kill('SIGKILL');
     await replica.exited;
@@ -178,23 +194,93 @@ export class Replicas {
   }
 
   /** The `resource_distributor_api_requests_total` samples of a replica's /metrics, by `<verb> <resource>`. */
-  async apiRequests(replica: Replica): Promise<Record<string, number> | undefined> {
+  private async apiRequestsOf(replica: Replica): Promise<Record<string, number> | undefined> {
     const answer = await get(replica.port, '/metrics', 2_000);
-    if (answer?.status !== 200) return undefined;
-    const counts: Record<string, number> = {};
-    for (const [, labels = '', value = '0'] of answer.body.matchAll(/^resource_distributor_api_requests_total\{([^}]*)\} (\S+)$/gm)) {
-      const key = `${/verb="([^"]*)"/.exec(labels)?.[1] ?? ''} ${/resource="([^"]*)"/.exec(labels)?.[1] ?? ''}`;
-      counts[key] = (counts[key] ?? 0) + Number(value);
-    }
-    return counts;
+    return answer?.status === 200 ? apiRequestCounts(answer.body) : undefined;
   }
 
   private closing: Promise<Exit[]> | undefined;
   private unregister: () => void = () => undefined;
+  private readonly linesChecked = new Map<Replica, number>();
 
   /** Stops every live replica (SIGTERM) and the proxy; once, however often it is called. */
-  close(): Promise<Exit[]> {
+  private stopAll(): Promise<Exit[]> {
     return (this.closing ??= this.closeOnce());
+  }
+
+  current(): Promise<ReplicaRef[]> {
+    return Promise.resolve(this.live.filter((r): r is Replica => r !== undefined));
+  }
+
+  private liveOne(replica: ReplicaRef): Replica | undefined {
+    return this.live.find((r) => r?.identity === replica.identity);
+  }
+
+  /** SIGKILL, then a new process in its slot. */
+  async kill(replica: ReplicaRef): Promise<void> {
+    const victim = this.liveOne(replica);
+    if (!victim) return;
+    await this.killProcess(victim);
+    await this.start(victim.slot);
+  }
+
+  async freeze(replica: ReplicaRef, ms: number): Promise<void> {
+    const victim = this.liveOne(replica);
+    if (!victim?.child.pid) return;
+    victim.child.kill('SIGSTOP');
+    await sleep(ms);
+    victim.child.kill('SIGCONT');
+    // Recovered once it answers /readyz again (its endpoint is back).
+    const deadline = Date.now() + 30_000;
+    while (!this.isReady(victim) && victim.child.exitCode === null && Date.now() < deadline) await sleep(50);
+  }
+
+  /** Replicas that exited on their own are replaced, as the kubelet restarts a container. */
+  async heal(): Promise<void> {
+    for (const slot of [0, 1]) {
+      const replica = this.live[slot];
+      if (replica && replica.child.exitCode === null && replica.child.signalCode === null) continue;
+      await this.start(slot);
+    }
+  }
+
+  async apiRequests(): Promise<Map<string, Record<string, number>>> {
+    const counts = new Map<string, Record<string, number>>();
+    for (const replica of this.live) {
+      if (!replica) continue;
+      const found = await this.apiRequestsOf(replica);
+      if (found) counts.set(replica.identity, found);
+    }
+    return counts;
+  }
+
+  newLogLines(): Promise<TextSource[]> {
+    return Promise.resolve(
+      this.all.map((replica) => {
+        const from = this.linesChecked.get(replica) ?? 0;
+        this.linesChecked.set(replica, replica.lines.length);
+        return { where: `log of ${replica.identity}`, lines: replica.lines.slice(from) };
+      }),
+    );
+  }
+
+  unexpectedExits(): Promise<Violation[]> {
+    return Promise.resolve(this.exits.filter((e) => !e.expected).map((e) => violation('replica-exited', e.identity, `exited with ${String(e.code ?? e.signal)} without being killed`)));
+  }
+
+  /** A graceful stop exits 0 (README: "Rolling updates and faults"). */
+  async stopGracefully(): Promise<Violation[]> {
+    const stopped = await this.stopAll();
+    return stopped.filter((exit) => exit.code !== 0).map((exit) => violation('replica-stop-failed', exit.identity, `exited with ${String(exit.code ?? exit.signal)} on SIGTERM`));
+  }
+
+  summary(): Promise<ProductSummary> {
+    const crashed = this.exits.filter((e) => !e.expected);
+    return Promise.resolve({ mode: this.mode, started: this.all.length, endedBySoak: this.exits.length - crashed.length, unexpected: crashed.map((e) => `${e.identity}: ${String(e.code ?? e.signal)}`) });
+  }
+
+  async close(): Promise<void> {
+    await this.stopAll();
   }
 
   private async closeOnce(): Promise<Exit[]> {

@@ -4,7 +4,7 @@ import { summarize } from '../../bench/stats.js';
 import type { Coverage } from './checker.js';
 import type { FaultRun } from './faults.js';
 import type { Found, Tally } from './ledger.js';
-import type { Exit } from './replicas.js';
+import type { ProductSummary } from './soak-replicas.js';
 
 export interface Convergence {
   round: number;
@@ -23,10 +23,14 @@ export interface RunTally {
   podsExempt: number;
   podsRefused: number;
   refusalsTolerated: number;
+  /** Failed calls to our webhooks the API server counted while a replica was killed or frozen. */
+  webhookErrorsTolerated: number;
+  /** Stretches between two reads of those counts that were checked. */
+  webhookStretches: number;
 }
 
 export function emptyTally(): RunTally {
-  return { podsChecked: 0, podReferences: 0, podsExempt: 0, podsRefused: 0, refusalsTolerated: 0 };
+  return { podsChecked: 0, podReferences: 0, podsExempt: 0, podsRefused: 0, refusalsTolerated: 0, webhookErrorsTolerated: 0, webhookStretches: 0 };
 }
 
 export interface SoakResult {
@@ -41,8 +45,7 @@ export interface SoakResult {
   failures: { step: number; op: string; message: string }[];
   convergences: Convergence[];
   violations: Found[];
-  exits: Exit[];
-  replicasStarted: number;
+  product: ProductSummary;
   apiRequests: RequestTotals;
   logDir: string;
   settings: Record<string, string>;
@@ -118,6 +121,10 @@ function webhookFailures(result: SoakResult): string {
   return `Operations refused because the API server's call to a webhook failed: ${calls.length}, of which ${result.tally.refusalsTolerated} while a replica was killed or frozen and not back yet (tolerated; any other is a violation) (${list}).`;
 }
 
+function webhookMetricsLine(tally: RunTally): string {
+  return `The API server's own count of failed calls to our webhooks (\`apiserver_admission_webhook_rejection_count{error_type="calling_webhook_error"}\`, failing closed, and \`apiserver_admission_webhook_fail_open_count\`), checked over ${tally.webhookStretches} stretches between two reads of /metrics: ${tally.webhookErrorsTolerated} failed while a replica was killed or frozen and not back yet (tolerated; one at any other time is a violation).`;
+}
+
 function podLine(tally: RunTally): string {
   return `Pods admitted and held to "copies before pods" (the cluster read at each pod's resourceVersion): ${tally.podsChecked}, referencing ${tally.podReferences} copies that had to exist; not held to it (created during a fault or within 5 s of its recovery, or their revision compacted): ${tally.podsExempt}; refused by the API server: ${tally.podsRefused}.`;
 }
@@ -130,18 +137,31 @@ function coverageLine(convergences: readonly Convergence[]): string {
   return `Checked (summed over the last check of each quiet period): ${sum((c) => c.distributions)} distributions, ${sum((c) => c.objectSyncs)} ObjectSyncs, ${sum((c) => c.adoptions)} objects made for adoption where their distribution writes, ${sum((c) => c.authoredCopies)} copies of the limited author's distributions; the distributions' target namespaces holding: ${targets}; ${sum((c) => c.objects)} objects of the soak's names looked at.`;
 }
 
+/** How the replicas ran, and how many ran and ended. */
+function productLines(product: ProductSummary): { setup: string; replicas: string; ended: string } {
+  const pods = product.mode === 'pods';
+  const unexpected = product.unexpected.length > 0 ? ` (${product.unexpected.join('; ')})` : '';
+  return {
+    setup: pods ? 'control plane, node, image, helm install of two replicas' : 'build, control plane, two replicas',
+    replicas: pods
+      ? "Replicas: two pods of the image built from the Dockerfile, installed with the Helm chart on a node of the soak's own (kubelet, containerd); kill and SIGSTOP hit their containers' main processes on the machine, the kubelet restarts a killed one."
+      : 'Replicas: two local processes (`--replicas processes`) behind a proxy that routes to the ready ones.',
+    ended: `${pods ? "Container instances started (each pod's first, and one per restart)" : 'Replicas started'}: ${product.started}; killed or stopped by the soak (including the final SIGTERM): ${product.endedBySoak}; exited on their own: ${product.unexpected.length}${unexpected}.`,
+  };
+}
+
 export function renderReport(result: SoakResult): string {
   const ops = result.operations.reduce((sum, [, t]) => sum + t.ok + t.failed + t.skipped, 0);
   const faults = result.convergences.filter((c) => c.fault);
   const faultCounts = new Map<string, number>();
   for (const c of faults) faultCounts.set(c.fault?.kind ?? '', (faultCounts.get(c.fault?.kind ?? '') ?? 0) + 1);
-  const killed = result.exits.filter((e) => e.expected).length;
-  const crashed = result.exits.filter((e) => !e.expected);
+  const product = productLines(result.product);
   const perOp = (n: number): string => (ops === 0 ? '—' : (n / ops).toFixed(1));
   return [
     `# Soak: ${result.minutes} min, seed ${result.seed}`,
     '',
-    `Started ${result.startedAt}; setup ${result.setupSeconds.toFixed(0)} s (build, control plane, two replicas); wall time ${result.wallSeconds.toFixed(0)} s in all.`,
+    `Started ${result.startedAt}; setup ${result.setupSeconds.toFixed(0)} s (${product.setup}); wall time ${result.wallSeconds.toFixed(0)} s in all.`,
+    product.replicas,
     `${result.rounds} rounds, ${ops} operations (steps 1-${result.steps}), ${faults.length} faults; **${result.violations.length} violations**.`,
     `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs and the operations journal (ops.jsonl): \`${result.logDir}\`.`,
     `Settings: ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
@@ -153,6 +173,8 @@ export function renderReport(result: SoakResult): string {
     ...result.operations.sort(([a], [b]) => a.localeCompare(b)).map(([op, t]) => `| ${op} | ${t.ok} | ${t.failed} | ${t.skipped} |`),
     '',
     webhookFailures(result),
+    '',
+    webhookMetricsLine(result.tally),
     '',
     podLine(result.tally),
     '',
@@ -174,7 +196,7 @@ export function renderReport(result: SoakResult): string {
     '',
     '## Product',
     '',
-    `Replicas started: ${result.replicasStarted}; killed by the soak (including the final SIGTERM): ${killed}; exited on their own: ${crashed.length}${crashed.length > 0 ? ` (${crashed.map((e) => `${e.identity}: ${String(e.code ?? e.signal)}`).join(', ')})` : ''}.`,
+    product.ended,
     `API requests made by the replicas (their /metrics at each quiet period, summed over every replica's life; a killed replica's requests after its last quiet period are not counted), leader election's Lease requests (${result.apiRequests.lease}) left out: ${result.apiRequests.total} (${perOp(result.apiRequests.total)} per operation), of which writes ${result.apiRequests.writes} (${perOp(result.apiRequests.writes)} per operation).`,
     '',
     `By request: ${Object.entries(result.apiRequests.byRequest).sort(([a], [b]) => a.localeCompare(b)).map(([k, n]) => `${k} ${n}`).join(', ')}.`,

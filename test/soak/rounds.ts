@@ -17,6 +17,7 @@ import type { Outcome } from './soak-kube.js';
 import type { Convergence, RunTally } from './report.js';
 import type { SoakWorld } from './setup.js';
 import { violation } from './violation.js';
+import { checkWebhookErrors, webhookErrors, type WebhookSample } from './webhook-metrics.js';
 
 const OPERATION_INTERVAL_MS = 300;
 const CONVERGE_TIMEOUT_MS = 60_000;
@@ -29,10 +30,16 @@ export interface SoakState {
   ledger: Ledger;
   step: number;
   round: number;
-  /** Per replica identity, the last API request counts its /metrics gave. */
+  /** Per replica process, the last API request counts its /metrics gave. */
   requests: Map<string, Record<string, number>>;
-  /** Per replica identity, how many of its log lines were already checked for leaks. */
-  linesChecked: Map<string, number>;
+  /**
+   * This round's reads of the API server's failed calls to our webhooks (at its start, when its
+   * fault starts and is over, when its operations are done, after its quiet period); the last one
+   * starts the next round's.
+   */
+  webhookSamples: WebhookSample[];
+  /** The reads of those, one at a time (a fault's end may come during an operation's). */
+  sampling: Promise<void>;
   log: (line: string) => void;
   /** One JSON line per operation, with its outcome (ops.jsonl beside the replicas' logs). */
   journal: (line: string) => void;
@@ -59,13 +66,30 @@ async function notePod(state: SoakState, step: number, operation: Operation, out
   state.pods.push({ step, at, plan, resourceVersion, ...(atAdmission ? { atAdmission } : {}) });
 }
 
+/**
+ * Reads the API server's count of failed calls to our webhooks, when it answers. One read at a
+ * time, in order, so that each sample's counts are at least those of the one before (unless the
+ * API server restarted).
+ */
+export function sampleWebhooks(state: SoakState): Promise<void> {
+  state.sampling = state.sampling.then(async () => {
+    const metrics = await state.world.kube.apiserverMetrics().catch(() => undefined);
+    if (metrics !== undefined) state.webhookSamples.push({ at: Date.now(), errors: webhookErrors(metrics) });
+  });
+  return state.sampling;
+}
+
 async function operations(state: SoakState, count: number, faultAt: number | undefined): Promise<FaultRun | undefined> {
   let fault: Promise<FaultRun> | undefined;
   for (let i = 0; i < count; i++) {
     // Drawn in the same order whatever happens, so that a seed replays the same sequence.
     if (i === faultAt) {
       const kind = chooseFault(state.prng);
-      fault = runFault(kind, state.faults);
+      await sampleWebhooks(state);
+      fault = runFault(kind, state.faults).then(async (run) => {
+        await sampleWebhooks(state);
+        return run;
+      });
       // Awaited once the operations are done; until then a failure must not count as unhandled.
       fault.catch(() => undefined);
     }
@@ -85,36 +109,31 @@ async function operations(state: SoakState, count: number, faultAt: number | und
   return fault;
 }
 
-/** Replicas that exited on their own are replaced, as the kubelet restarts a container. */
-async function replaceExited(state: SoakState): Promise<void> {
-  const { replicas } = state.world;
-  for (const slot of [0, 1]) {
-    const replica = replicas.live[slot];
-    if (replica && replica.child.exitCode === null && replica.child.signalCode === null) continue;
-    state.log(`replica in slot ${slot} is gone: starting another`);
-    await replicas.start(slot);
-  }
-}
-
 async function scrapeRequests(state: SoakState): Promise<void> {
-  for (const replica of state.world.replicas.live) {
-    if (!replica) continue;
-    const counts = await state.world.replicas.apiRequests(replica);
-    if (counts) state.requests.set(replica.identity, counts);
-  }
+  for (const [process, counts] of await state.world.replicas.apiRequests()) state.requests.set(process, counts);
 }
 
 /** Leaks in the log lines printed since the last check and in every Event; exits the soak did not cause. */
-function sideChecks(state: SoakState, events: readonly { reason: string; message: string; involved: string }[]): void {
-  const sources = state.world.replicas.all.map((replica) => {
-    const from = state.linesChecked.get(replica.identity) ?? 0;
-    state.linesChecked.set(replica.identity, replica.lines.length);
-    return { where: `log of ${replica.identity}`, lines: replica.lines.slice(from) };
-  });
+async function sideChecks(state: SoakState, events: readonly { reason: string; message: string; involved: string }[]): Promise<void> {
+  const sources = await state.world.replicas.newLogLines();
   sources.push({ where: 'Events', lines: events.map((e) => `${e.involved} ${e.reason} ${e.message}`) });
   const found = checkLeaks(state.ledger.values, sources);
-  const exits = state.world.replicas.exits.filter((e) => !e.expected).map((e) => violation('replica-exited', e.identity, `exited with ${String(e.code ?? e.signal)} without being killed`));
+  const exits = await state.world.replicas.unexpectedExits().catch(() => []);
   state.ledger.report([...found, ...exits], state.round, state.step);
+}
+
+/** The API server's failed calls to our webhooks over each stretch of the round, against its fault. */
+function judgeWebhookErrors(state: SoakState, fault: FaultRun | undefined): void {
+  const samples = state.webhookSamples;
+  for (let i = 1; i < samples.length; i++) {
+    const [before, after] = [samples[i - 1], samples[i]];
+    if (!before || !after) continue;
+    const found = checkWebhookErrors(before, after, fault ? [fault] : []);
+    state.tally.webhookErrorsTolerated += found.tolerated;
+    state.tally.webhookStretches += 1;
+    state.ledger.report(found.violations, state.round, state.step);
+  }
+  state.webhookSamples = samples.slice(-1);
 }
 
 /** Once the round's fault is over: its refused admissions and its pods, against that fault. */
@@ -141,14 +160,17 @@ export async function runRound(state: SoakState): Promise<Convergence> {
   } catch (error) {
     state.ledger.report([violation('fault-not-recovered', `round ${state.round}`, error instanceof Error ? error.message : String(error))], state.round, state.step);
   }
-  await replaceExited(state);
+  await state.world.replicas.heal();
   judgeRound(state, fault);
+  await sampleWebhooks(state);
   const quiet = await quietPeriod(state.world.kube, () => state.ledger.expectations(), CONVERGE_TIMEOUT_MS);
   if (!quiet.converged) {
     state.log(`round ${state.round} (step ${state.step}): not converged after ${CONVERGE_TIMEOUT_MS / 1000} s: ${quiet.violations.map((v) => `${v.rule} ${v.subject}: ${v.detail}`).join(' | ')}`);
     state.ledger.report(quiet.violations, state.round, state.step);
   }
-  sideChecks(state, quiet.snapshot?.events ?? []);
+  await sideChecks(state, quiet.snapshot?.events ?? []);
+  await sampleWebhooks(state);
+  judgeWebhookErrors(state, fault);
   state.ledger.endRound();
   await scrapeRequests(state);
   state.log(`round ${state.round}: ${count} operations (to step ${state.step})${fault ? `, ${fault.kind} of ${fault.target}` : ''}; ${quiet.converged ? `converged in ${quiet.ms} ms` : 'NOT converged'}`);

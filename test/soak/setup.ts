@@ -1,5 +1,7 @@
-// Everything the soak runs against: the product built as its image builds it, a control plane of
-// its own, and two replicas electing a leader behind one address that the API server calls.
+// Everything the soak runs against: a control plane of its own and two replicas of the product
+// electing a leader behind one address that the API server calls. Here what both ways of running
+// the replicas share, and `--replicas processes`: the product built as its image builds it, run
+// as two local processes. Pods (the default as root): pod-world.ts.
 import { spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,22 +9,28 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CoordinationV1Api, CustomObjectsApi, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import { imageRuntime } from '../../bench/entry-command.js';
-import { applyManifestFiles, CRD_DIR, REPO_ROOT, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, REPO_ROOT, startControlPlane, waitForCrdEstablished, type ControlPlane, type NodeCredentials } from '../control-plane/index.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
 import { AUTHOR, SOURCE_NAMESPACE } from './model.js';
-import { Replicas } from './replicas.js';
+import { ProcessReplicas } from './replicas.js';
+import type { SoakReplicas } from './soak-replicas.js';
 import { AUTHOR_WRITER_ROLE, RD, SoakKube } from './soak-kube.js';
 
 export const OWN_NAMESPACE = 'soak-system';
 export const LEASE = { namespace: OWN_NAMESPACE, name: 'resource-distributor', durationMs: 4_000 };
 
-/** The replicas' settings besides the defaults: short leader election timing, so that faults hand over within seconds. */
-export const SETTINGS: Record<string, string> = {
-  RD_NAMESPACE: OWN_NAMESPACE,
-  RD_LEADER_ELECTION: 'true',
+/** Short leader election timing, so that faults hand over within seconds. */
+export const LEADER_ELECTION: Record<string, string> = {
   RD_LEASE_DURATION: `${LEASE.durationMs}ms`,
   RD_RENEW_DEADLINE: '3s',
   RD_RETRY_PERIOD: '500ms',
+};
+
+/** The processes' settings besides the defaults (the chart sets the others for pods). */
+const PROCESS_SETTINGS: Record<string, string> = {
+  RD_NAMESPACE: OWN_NAMESPACE,
+  RD_LEADER_ELECTION: 'true',
+  ...LEADER_ELECTION,
   RD_LOG_LEVEL: 'info',
 };
 
@@ -30,11 +38,16 @@ export class SetupError extends Error {}
 
 export interface SoakWorld {
   plane: ControlPlane;
+  /** The replicas' only way to the API server. */
   apiProxy: TcpProxy;
   kube: SoakKube;
-  replicas: Replicas;
+  replicas: SoakReplicas;
   coordination: CoordinationV1Api;
   logDir: string;
+  /** The replicas' settings besides the defaults, for the report. */
+  settings: Record<string, string>;
+  /** Stops the replicas, the node and the control plane, keeping the replicas' logs in logDir. */
+  stop(): Promise<void>;
 }
 
 async function buildProduct(): Promise<void> {
@@ -44,7 +57,7 @@ async function buildProduct(): Promise<void> {
 }
 
 /** Until the API server calls our distributions webhook: a reserved name is refused by it alone. */
-async function waitForWebhooks(custom: CustomObjectsApi, timeoutMs = 60_000): Promise<void> {
+export async function waitForWebhooks(custom: CustomObjectsApi, timeoutMs = 60_000): Promise<void> {
   const body = { apiVersion: `${RD.group}/${RD.version}`, kind: 'ResourceDistribution', metadata: { name: 'objectsync-soak-probe' }, spec: { resource: { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'x' } }, targets: {} } };
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -83,38 +96,54 @@ function throughProxy(kc: KubeConfig, port: number): string {
   return JSON.stringify(exported);
 }
 
-export async function startWorld(log: (line: string) => void, logDir?: string): Promise<SoakWorld> {
-  log('building the product (npm run build)');
-  await buildProduct();
-  const plane = await startControlPlane({
+/** The control plane; with `node`, what pods of a Deployment need too (the node tier's). */
+export function startPlane(log: (line: string) => void, node?: NodeCredentials): Promise<ControlPlane> {
+  return startControlPlane({
     log,
     // Watches served by etcd itself, so that a compaction expires them (410 Gone) as a watch cache
     // that has moved past a revision does.
-    apiserverFlags: ['--watch-cache=false'],
+    apiserverFlags: ['--watch-cache=false', ...(node?.apiserverFlags ?? [])],
+    extraControllers: node?.extraControllers ?? [],
+    workloads: node !== undefined,
     beforeControllerManager: async (kc) => {
       await applyManifestFiles(kc, [CRD_DIR]);
       await waitForCrdEstablished(kc, 'resourcedistributions.apps.kruise.io');
     },
   });
-  let replicas: Replicas | undefined;
+}
+
+export async function prepareCluster(plane: ControlPlane): Promise<SoakKube> {
+  const kube = new SoakKube(plane.kubeConfig);
+  await kube.createNamespace(OWN_NAMESPACE);
+  await kube.createNamespace(SOURCE_NAMESPACE);
+  await authorRoles(plane.kubeConfig);
+  return kube;
+}
+
+export async function startProcessWorld(log: (line: string) => void, logDir: string): Promise<SoakWorld> {
+  log('building the product (npm run build)');
+  await buildProduct();
+  const plane = await startPlane(log);
+  let replicas: ProcessReplicas | undefined;
   let apiProxy: TcpProxy | undefined;
+  const stop = async (): Promise<void> => {
+    await replicas?.close();
+    await apiProxy?.close();
+    await plane.stop();
+  };
   try {
-    const kube = new SoakKube(plane.kubeConfig);
-    await kube.createNamespace(OWN_NAMESPACE);
-    await kube.createNamespace(SOURCE_NAMESPACE);
-    await authorRoles(plane.kubeConfig);
-    const dir = logDir ?? (await mkdtemp(join(tmpdir(), 'rd-soak-logs-')));
+    const kube = await prepareCluster(plane);
     const certDir = await mkdtemp(join(tmpdir(), 'rd-soak-certs-'));
     const apiserverPort = Number(new URL(plane.serverUrl).port);
     apiProxy = await startTcpProxy(() => apiserverPort);
     const kubeconfig = join(certDir, 'kubeconfig');
     await writeFile(kubeconfig, throughProxy(plane.kubeConfig, apiProxy.port), { mode: 0o600 });
-    replicas = await Replicas.create({
+    replicas = await ProcessReplicas.create({
       entry: join(REPO_ROOT, 'dist/main.js'),
       nodeFlags: (await imageRuntime(join(REPO_ROOT, 'Dockerfile'))).nodeFlags,
-      logDir: dir,
+      logDir,
       env: (proxyPort) => ({
-        ...SETTINGS,
+        ...PROCESS_SETTINGS,
         KUBECONFIG: kubeconfig,
         RD_MODE: 'local',
         RD_PORT: '0',
@@ -129,11 +158,10 @@ export async function startWorld(log: (line: string) => void, logDir?: string): 
     await replicas.start(0);
     await replicas.start(1);
     await waitForWebhooks(kube.custom);
-    return { plane, apiProxy, kube, replicas, coordination: plane.kubeConfig.makeApiClient(CoordinationV1Api), logDir: dir };
+    const coordination = plane.kubeConfig.makeApiClient(CoordinationV1Api);
+    return { plane, apiProxy, kube, replicas, coordination, logDir, settings: PROCESS_SETTINGS, stop };
   } catch (error) {
-    await replicas?.close();
-    await apiProxy?.close();
-    await plane.stop();
+    await stop();
     throw error;
   }
 }

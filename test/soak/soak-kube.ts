@@ -1,5 +1,6 @@
 // The soak's hands on the cluster: each operation as the API calls a user or a tool would make,
 // with the admin's credentials; and the snapshot the checker reads.
+import { request } from 'node:https';
 import { ApiException, CoreV1Api, CustomObjectsApi, KubeConfig, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type V1Pod } from '@kubernetes/client-node';
 import { ANNOTATION_ADOPT, ANNOTATION_FROM, LABEL_DISTRIBUTION, OBJECT_SYNC } from './markers.js';
 import { AUTHOR, SOURCE_NAMESPACE, type ModelDistribution, type ModelObjectSync, type ModelSource } from './model.js';
@@ -62,7 +63,10 @@ export function objectSyncManifest(os: ModelObjectSync): object {
   };
 }
 
-/** A pod that never runs (no node), referencing each Secret or ConfigMap the way the plan says. */
+/** No scheduler serves this name: the soak's pods stay Pending also where a node runs the replicas. */
+export const UNSCHEDULED = 'soak-never-scheduled';
+
+/** A pod that never runs (never scheduled), referencing each Secret or ConfigMap the way the plan says. */
 export function podManifest(plan: PodPlan): V1Pod {
   const env: object[] = [];
   const envFrom: object[] = [];
@@ -75,7 +79,7 @@ export function podManifest(plan: PodPlan): V1Pod {
   });
   return {
     metadata: { name: plan.name, namespace: plan.namespace },
-    spec: { containers: [{ name: 'app', image: 'soak.example/app:1', env, envFrom } as never], volumes: volumes as never, automountServiceAccountToken: false },
+    spec: { schedulerName: UNSCHEDULED, containers: [{ name: 'app', image: 'soak.example/app:1', env, envFrom } as never], volumes: volumes as never, automountServiceAccountToken: false },
   };
 }
 
@@ -103,7 +107,7 @@ export class SoakKube {
   private readonly authorCustom: CustomObjectsApi;
   private readonly rbac: RbacAuthorizationV1Api;
 
-  constructor(kc: KubeConfig) {
+  constructor(private readonly kc: KubeConfig) {
     this.core = kc.makeApiClient(CoreV1Api);
     this.custom = kc.makeApiClient(CustomObjectsApi);
     this.authorCustom = impersonating(kc, AUTHOR).makeApiClient(CustomObjectsApi);
@@ -119,6 +123,26 @@ export class SoakKube {
       if (error instanceof NothingToDo) return { result: 'skipped', message: error.message };
       return { result: 'failed', message: describe(error) };
     }
+  }
+
+  /** The API server's own /metrics (its admin may read them); undefined when it does not answer. */
+  async apiserverMetrics(): Promise<string | undefined> {
+    const server = this.kc.getCurrentCluster()?.server;
+    if (!server) return undefined;
+    const options: { timeout: number } & Record<string, unknown> = { timeout: 5_000 };
+    await this.kc.applyToHTTPSOptions(options);
+    return new Promise((resolve) => {
+      const req = request(`${server}/metrics`, options, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (body += chunk));
+        res.on('end', () => resolve(res.statusCode === 200 ? body : undefined));
+        res.on('error', () => resolve(undefined));
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(undefined));
+      req.end();
+    });
   }
 
   async createNamespace(name: string, labels: Record<string, string> = {}): Promise<void> {

@@ -1,4 +1,4 @@
-// A TCP proxy on 127.0.0.1 that tests can cut and heal: a network partition between one client
+// A TCP proxy (on 127.0.0.1 unless told otherwise) that tests can cut and heal: a network partition between one client
 // and one server, or one stable address in front of servers that come and go. Bytes pass through
 // untouched, so TLS is end to end.
 import { connect, createServer, type Server, type Socket } from 'node:net';
@@ -21,7 +21,7 @@ export interface TcpProxy {
  * `target()` picks the backend for each new connection (undefined: none, the connection is
  * dropped), so that a test can route around a backend that is going away, as a Service does.
  */
-export async function startTcpProxy(target: () => number | undefined): Promise<TcpProxy> {
+export async function startTcpProxy(target: () => number | undefined, options: { host?: string } = {}): Promise<TcpProxy> {
   const open = new Set<Socket>();
   const held: Socket[] = [];
   let partitioned = false;
@@ -56,7 +56,8 @@ export async function startTcpProxy(target: () => number | undefined): Promise<T
     client.pause();
     held.push(client);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  // `host`: another address of this machine (a node's end of its link), for clients that cannot reach its loopback.
+  await new Promise<void>((resolve) => server.listen(0, options.host ?? '127.0.0.1', resolve));
   const address = server.address();
   if (address === null || typeof address !== 'object') throw new Error('proxy has no port');
   const dropAll = (): void => {

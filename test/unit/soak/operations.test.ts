@@ -67,15 +67,27 @@ describe('Prng', () => {
 
 describe('parseSoakArgs', () => {
   it.each([
-    { argv: [], parsed: { minutes: 2, seed: 1 } },
-    { argv: ['--minutes', '0.5', '--seed', '7'], parsed: { minutes: 0.5, seed: 7 } },
-    { argv: ['--seed', '3', '--out', '/tmp/x'], parsed: { minutes: 2, seed: 3, outDir: '/tmp/x' } },
-  ])('$argv', ({ argv, parsed }) => {
-    expect(parseSoakArgs(argv)).toEqual(parsed);
+    { argv: [], uid: 1000, parsed: { minutes: 2, seed: 1, replicas: 'processes' } },
+    { argv: [], uid: 0, parsed: { minutes: 2, seed: 1, replicas: 'pods' } },
+    { argv: [], uid: 501, parsed: { minutes: 2, seed: 1, replicas: 'processes' } },
+    { argv: ['--minutes', '0.5', '--seed', '7'], uid: 1000, parsed: { minutes: 0.5, seed: 7, replicas: 'processes' } },
+    { argv: ['--seed', '3', '--out', '/tmp/x'], uid: 1000, parsed: { minutes: 2, seed: 3, replicas: 'processes', outDir: '/tmp/x' } },
+    { argv: ['--replicas', 'processes'], uid: 0, parsed: { minutes: 2, seed: 1, replicas: 'processes' } },
+    { argv: ['--replicas', 'pods', '--minutes', '30'], uid: 0, parsed: { minutes: 30, seed: 1, replicas: 'pods' } },
+  ])('$argv as uid $uid', ({ argv, uid, parsed }) => {
+    expect(parseSoakArgs(argv, uid)).toEqual(parsed);
   });
 
-  it.each([[['--minutes', '0']], [['--seed', '1.5']], [['--size', 'smoke']], [['--minutes']]])('refuses %j', (argv) => {
-    expect(() => parseSoakArgs(argv)).toThrow(UsageError);
+  it.each([
+    { argv: ['--minutes', '0'], uid: 0 },
+    { argv: ['--seed', '1.5'], uid: 0 },
+    { argv: ['--size', 'smoke'], uid: 0 },
+    { argv: ['--minutes'], uid: 0 },
+    { argv: ['--replicas', 'containers'], uid: 0 },
+    { argv: ['--replicas'], uid: 0 },
+    { argv: ['--replicas', 'pods'], uid: 1000 },
+  ])('refuses $argv as uid $uid', ({ argv, uid }) => {
+    expect(() => parseSoakArgs(argv, uid)).toThrow(UsageError);
   });
 });
 
