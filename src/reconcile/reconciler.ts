@@ -136,10 +136,8 @@ function nextSlice(sliced: SlicedPass, size: number): Set<string> {
 function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: PassScope): Extent {
   const { scopes } = parts.deps;
   const name = rd.metadata.name;
-  if (!parts.lastPasses.holds(rd, hash)) {
-    scopes.endSliced(name);
-    return {};
-  }
+  // A full pass; a sliced one going on ends with it (see instrumented).
+  if (!parts.lastPasses.holds(rd, hash)) return {};
   let sliced = scopes.slicedPass(name);
   if (scope === 'all') {
     const namespaces = everyNamespace(rd, parts.deps);
@@ -179,10 +177,7 @@ async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistributio
   const { rd, hash, within, sliced } = pass;
   const changed = parts.lastPasses.record(rd, hash, outcomes, within);
   const ended = sliced !== undefined && sliced.done >= sliced.namespaces.length;
-  if (ended) {
-    parts.lastPasses.retain(rd.metadata.name, sliced.visited);
-    parts.deps.scopes.endSliced(rd.metadata.name);
-  }
+  if (ended) parts.lastPasses.retain(rd.metadata.name, sliced.visited);
   // A lost race is no failure to report: the status waits for the retry, which reads afresh.
   if (outcomes.some((outcome) => outcome.stale)) return 'retry';
   if (sliced === undefined || changed || ended) {
