@@ -6,7 +6,7 @@
 // the fastest honest way to make the same writes from this machine.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
@@ -16,6 +16,7 @@ import { ensureBenchProgram } from '../test/control-plane/index.js';
 import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects } from './object-watch.js';
+import { medianCpu, serverPid, startCpuMeter, type CpuPids, type CpuSpent } from './process-cpu.js';
 import { requestsBetween, waitForQuiet, type Product } from './product.js';
 import type { BenchSize } from './sizes.js';
 import { median } from './stats.js';
@@ -27,10 +28,14 @@ export interface FanOutSide {
   /** Start -> M objects visible with the new content (median of the rounds). */
   updateMs: number;
   updateRoundsMs: number[];
+  /** CPU spent over an update round, from its first request until every copy is seen (median of the rounds). */
+  updateCpu: CpuSpent;
 }
 
 export interface FanOutResult {
   namespaces: number;
+  /** Cores of this machine, shared by the product, the control plane and the bench. */
+  machineCores: number;
   applyParallelism: number;
   rounds: number;
   product: FanOutSide & {
@@ -40,7 +45,8 @@ export interface FanOutResult {
     connectionsOpened: number;
     requests: number;
   };
-  baseline: FanOutSide & { connections: number; errors: number };
+  /** `loopCpuMs`: the Go loop's own CPU per update round (median). */
+  baseline: FanOutSide & { connections: number; errors: number; loopCpuMs: number };
   /** A distribution with spec.source over the same namespaces: source replaced -> every copy carries it (median of the rounds). */
   source: { updateMs: number; updateRoundsMs: number[] };
   /** Baseline time / product time: 1 means as fast as client-go, 0.8 means 80 % of its rate. */
@@ -50,7 +56,7 @@ export interface FanOutResult {
   sourceRate: number;
 }
 
-const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
+export const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
 const BASELINE_NAME = 'bench-baseline';
 const CONNECTIONS = 'resource_distributor_api_connections_total';
 
@@ -59,6 +65,7 @@ interface LoopAnswer {
   errors: number;
   firstError: string;
   connections: number;
+  cpuMs: number;
   /** When the loop's clock started (after its warm-up request), Unix ms. */
   startedAtUnixMs: number;
 }
@@ -99,7 +106,7 @@ class GoLoop {
   }
 }
 
-async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: number, rounds: number): Promise<FanOutResult['product']> {
+async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: number, rounds: number, pids: CpuPids): Promise<FanOutResult['product']> {
   const name = fleetDistributionName(0);
   const tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
   const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${name}`, (type, object, atMs) => {
@@ -111,23 +118,26 @@ async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: n
     const created = performance.now();
     await fleet.addDistributions(1);
     const createMs = (await tracker.lastReachedAfter(m, `${m} copies of ${name}`)) - created;
-    const rows: { ms: number; writes: number }[] = [];
+    const rows: { ms: number; writes: number; cpu: CpuSpent }[] = [];
     for (let round = 0; round < rounds; round++) {
       const before = await waitForQuiet(product);
       const oldHash = tracker.latest.values().next().value ?? '';
       tracker.expect((hash) => hash !== oldHash);
+      const cpu = await startCpuMeter(pids);
       const started = performance.now();
       await kube.updateDistribution(name, (rd) => {
         rd.spec.resource = fleetDistribution(0, round + 2).spec.resource;
       });
       const ms = (await tracker.lastReachedAfter(m, `${m} copies of ${name} updated`)) - started;
-      rows.push({ ms, writes: requestsBetween(before, await waitForQuiet(product)).writes });
+      const spent = await cpu();
+      rows.push({ ms, writes: requestsBetween(before, await waitForQuiet(product)).writes, cpu: spent });
     }
     const last = await product.scrape();
     return {
       createMs,
       updateMs: median(rows.map((r) => r.ms)),
       updateRoundsMs: rows.map((r) => r.ms),
+      updateCpu: medianCpu(rows.map((r) => r.cpu)),
       updateWrites: median(rows.map((r) => r.writes)),
       connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
       requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
@@ -182,7 +192,7 @@ async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: 
   }
 }
 
-async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: number): Promise<FanOutResult['baseline']> {
+async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: number, pids: CpuPids): Promise<FanOutResult['baseline']> {
   const tracker = new Tracker((object) => object.data.revision ?? '');
   const watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
     if (type !== 'DELETED') tracker.observe(object, atMs);
@@ -192,33 +202,40 @@ async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: nu
     const created = await loop.run('create', 1);
     const createMs = (await tracker.lastReachedAfter(m, 'baseline ConfigMaps created')) - created.startedAt;
     const roundsMs: number[] = [];
+    const cpu: CpuSpent[] = [];
+    const loopCpuMs: number[] = [];
     let connections = created.connections;
     for (let round = 0; round < rounds; round++) {
       const revision = String(round + 2);
       tracker.expect((value) => value === revision);
+      const meter = await startCpuMeter(pids);
       const updated = await loop.run('update', round + 2);
       roundsMs.push((await tracker.lastReachedAfter(m, 'baseline ConfigMaps replaced')) - updated.startedAt);
+      cpu.push(await meter());
+      loopCpuMs.push(updated.cpuMs);
       connections = Math.max(connections, updated.connections);
     }
-    return { createMs, updateMs: median(roundsMs), updateRoundsMs: roundsMs, connections, errors: 0 };
+    return { createMs, updateMs: median(roundsMs), updateRoundsMs: roundsMs, updateCpu: medianCpu(cpu), loopCpuMs: median(loopCpuMs), connections, errors: 0 };
   } finally {
     watch.stop();
   }
 }
 
-export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize; kubeconfigPath: string }): Promise<FanOutResult> {
+export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize; kubeconfigPath: string; planeDir: string }): Promise<FanOutResult> {
   const { kube, product, fleet, size } = options;
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
-  const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds);
+  const pids = { product: product.pid, apiserver: await serverPid(options.planeDir, 'kube-apiserver'), etcd: await serverPid(options.planeDir, 'etcd') };
+  const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds, pids);
   const source = await sourceSide(kube, product, m, size.fanOut.rounds);
   const owner = await kube.getDistribution(fleetDistributionName(0));
   const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, owner);
-  const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds);
+  const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds, pids);
   // The baseline's ConfigMaps would otherwise count in the later sections' API server load.
   await loop.run('delete', 0);
   return {
     namespaces: m,
+    machineCores: availableParallelism(),
     applyParallelism: product.applyParallelism,
     rounds: size.fanOut.rounds,
     product: productResult,

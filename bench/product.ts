@@ -37,7 +37,8 @@ export interface Product {
   certificates: CertificateBundle;
   scrape(): Promise<Scrape>;
   /** Full garbage collection in the product, then its RSS (from /proc) and heap (from /metrics). */
-  memory(): Promise<{ rss: number; heapUsed: number }>;
+  /** After a full GC: resident memory, and the V8 heap (used, committed) and memory outside it (external: Buffers and strings held by native code). */
+  memory(): Promise<{ rss: number; heapUsed: number; heapTotal: number; external: number }>;
   /** Whether /readyz answers 200 (its caches synced, its certificates in place). */
   ready(): Promise<boolean>;
   /** The most RSS the process has had (VmHWM). */
@@ -175,7 +176,12 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
         child.kill('SIGUSR2');
         await sleep(500);
         const [rss, metrics] = await Promise.all([procMemoryBytes(pid), scrape()]);
-        return { rss, heapUsed: metrics.sum('resource_distributor_nodejs_heap_size_used_bytes') };
+        return {
+          rss,
+          heapUsed: metrics.sum('resource_distributor_nodejs_heap_size_used_bytes'),
+          heapTotal: metrics.sum('resource_distributor_nodejs_heap_size_total_bytes'),
+          external: metrics.sum('resource_distributor_nodejs_external_memory_bytes'),
+        };
       },
       ready: () => readyOnce(port),
       peakRss: () => procMemoryBytes(pid, 'VmHWM'),

@@ -155,6 +155,10 @@ function renderFanOut(result: FanOutResult): string {
     '',
     `Connections: the product opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section; the client-go loop dialled ${baseline.connections} per run. ` +
       `Product writes per update: ${product.updateWrites}.`,
+    '',
+    `CPU time over an update round (median; ${result.machineCores} cores, so a round of T seconds has ${result.machineCores}·T CPU-seconds to share): ` +
+      `product's rounds: the product ${fmtMs(product.updateCpu.product)}, kube-apiserver ${fmtMs(product.updateCpu.apiserver)}, etcd ${fmtMs(product.updateCpu.etcd)}, the whole machine ${fmtMs(product.updateCpu.machine)}; ` +
+      `the loop's rounds: the loop ${fmtMs(baseline.loopCpuMs)}, kube-apiserver ${fmtMs(baseline.updateCpu.apiserver)}, etcd ${fmtMs(baseline.updateCpu.etcd)}, the product (idle) ${fmtMs(baseline.updateCpu.product)}, the whole machine ${fmtMs(baseline.updateCpu.machine)}.`,
   ].join('\n');
 }
 

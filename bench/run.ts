@@ -50,7 +50,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       sections.propagation = await runPropagation({ kube, product, size });
       return;
     case 'fan-out':
-      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.plane.kubeconfigPath });
+      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.plane.kubeconfigPath, planeDir: world.plane.dir });
       return;
     case 'memory':
       sections.memory = await runMemory({ product, fleet, idle: world.idle, namespaces: await kube.countNamespaces() });
@@ -70,7 +70,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
     case 'scale': {
       // It restarts the product: the new process is the one later sections and the teardown see.
       const { plane } = world;
-      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, start: () => startProduct(plane.kubeConfig, plane.kubeconfigPath) });
+      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: plane.kubeconfigPath, start: () => startProduct(plane.kubeConfig, plane.kubeconfigPath) });
       world.product = scaled.product;
       sections.scale = scaled.result;
       return;

@@ -27,10 +27,17 @@ export function renderScale(r: ScaleResult): string {
         [`template update: one ConfigMap distribution → its ${thousands(r.namespaces)} copies carry the new hash`, `${fmtMs(r.updateMs)} (${thousands(r.updateWrites)} API writes)`],
         ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', withCall(r.newNamespaceAtRest)],
         [
+          'baseline: a namespace outside the distributions, then the same 11 objects created by a client-go loop as soon as its create call answers (create response → last object seen)',
+          withCall(r.newNamespaceByClient),
+        ],
+        [
           `the same while every template changes at once (${thousands(r.copies)} rewrites; template changes the distribution webhook did not answer in time, applied again: ${r.stormRefusals})`,
           withCall(r.newNamespaceDuringUpdates),
         ],
-        ['the product after a full GC: RSS / heap used / heap per copy', `${fmtBytes(r.memory.rss)} / ${fmtBytes(r.memory.heapUsed)} / ${fmtBytes(r.memory.heapPerCopy)} (idle heap ${fmtBytes(r.memory.idleHeapUsed)})`],
+        [
+          'the product after a full GC: RSS / heap used / heap per copy',
+          `${fmtBytes(r.memory.rss)} / ${fmtBytes(r.memory.heapUsed)} / ${fmtBytes(r.memory.heapPerCopy)} (idle heap ${fmtBytes(r.memory.idleHeapUsed)}; heap committed ${fmtBytes(r.memory.heapTotal)}, external ${fmtBytes(r.memory.external)})`,
+        ],
         ['kube-apiserver / etcd RSS at that point', `${fmtBytes(r.servers.apiserverRss)} / ${fmtBytes(r.servers.etcdRss)}`],
         [`${r.sweep.seconds} s with nothing changing (full sweeps)`, `${r.sweep.reconciles} reconciles, ${fmtMs(r.sweep.cpuMs)} CPU, ${r.sweep.writes} writes, ${r.sweep.reads} reads`],
         ['restart (kill -9, then a new process): until /readyz (namespaces, distributions and ObjectSyncs listed; the copies follow)', fmtMs(r.restart.readyMs)],

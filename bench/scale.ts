@@ -1,9 +1,9 @@
 // Scale (only with `--only scale`, not part of a size's default run): N namespaces, 10 ConfigMap
 // distributions and one Secret distribution selecting them all (11 × N copies, 110,000 at the
 // default size). Measured on this machine's control plane: the fan-out, a template update over N
-// copies, a new namespace's 11 copies at rest and during an update of all 11 templates, one full
-// sweep, the memory of the product, the API server and etcd, and a restart (kill -9, start).
-import { readdir, readFile } from 'node:fs/promises';
+// copies, a new namespace's 11 copies at rest (beside a client-go loop giving a new namespace the
+// same 11 objects) and during an update of all 11 templates, one full sweep, the memory of the
+// product, the API server and etcd, and a restart (kill -9, start).
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
@@ -14,6 +14,8 @@ import { procMemoryBytes, requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet,
 import type { Scrape } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 import { summarize, type Summary } from './stats.js';
+import { clientCreatesNamespaces, NAMESPACE_BASELINE_SELECTOR, type CreateCalls } from './namespace-baseline.js';
+import { serverPid } from './process-cpu.js';
 import { Tracker } from './tracker.js';
 import { waitUntil } from './wait.js';
 
@@ -33,11 +35,13 @@ export interface ScaleResult {
   updateWrites: number;
   /** Namespace create response -> its 11 copies visible. */
   newNamespaceAtRest: NewNamespaces;
+  /** The baseline at rest: namespace create response -> the 11 objects the Go loop creates at once visible. */
+  newNamespaceByClient: NewNamespaces;
   newNamespaceDuringUpdates: NewNamespaces;
   /** Template changes of the storm the distribution webhook did not answer in time (each retried, as a user would). */
   stormRefusals: number;
   /** The product after a full garbage collection, everything converged. */
-  memory: { rss: number; heapUsed: number; heapPerCopy: number; idleHeapUsed: number };
+  memory: { rss: number; heapUsed: number; heapTotal: number; external: number; heapPerCopy: number; idleHeapUsed: number };
   servers: { apiserverRss: number; etcdRss: number };
   /** One sweep interval with nothing changing. */
   sweep: { seconds: number; reconciles: number; cpuMs: number; writes: number; reads: number };
@@ -59,34 +63,42 @@ async function converged(kube: BenchKube, count: number, timeoutMs: number): Pro
   );
 }
 
-/** A new namespace's copies, and (the baseline) the namespace create call itself, sent → answered. */
+/** A new namespace's copies, and the namespace create call itself, sent → answered. */
 export interface NewNamespaces {
   copies: Summary;
   createCall: Summary;
 }
 
-/** Namespaces created at `perSecond`, each timed from its create response until all 11 copies are visible. */
-async function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
-  const wanted = new Set(names());
+/**
+ * Namespaces created by `create`, each timed from its create response until `expected` objects
+ * matching `selector` are visible in it.
+ */
+async function timedNewNamespaces(
+  kube: BenchKube,
+  namespaces: readonly string[],
+  selector: string,
+  expected: number,
+  create: (namespaces: readonly string[]) => Promise<CreateCalls>,
+): Promise<NewNamespaces> {
+  const wanted = new Set(namespaces);
   const seen = new Map<string, Set<string>>();
   const complete = new Map<string, number>();
   const watch = await watchObjects(
     kube.kc,
     ['ConfigMap', 'Secret'],
-    `${LABEL_DISTRIBUTION} in (${[...wanted].join(',')})`,
+    selector,
     (type, object, atMs) => {
-      if (type === 'DELETED' || !object.namespace.startsWith(prefix)) return;
+      if (type === 'DELETED' || !wanted.has(object.namespace)) return;
       const set = seen.get(object.namespace) ?? new Set<string>();
       set.add(`${object.kind}/${object.name}`);
       seen.set(object.namespace, set);
-      if (set.size === wanted.size && !complete.has(object.namespace)) complete.set(object.namespace, atMs);
+      if (set.size === expected && !complete.has(object.namespace)) complete.set(object.namespace, atMs);
     },
     { fromNow: true },
   );
   try {
-    const namespaces = numberedNames(prefix, 0, count);
-    const created = await kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond);
-    await waitUntil(`11 copies in ${count} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${count}`);
+    const created = await create(namespaces);
+    await waitUntil(`${expected} objects in ${namespaces.length} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${namespaces.length}`);
     return {
       copies: summarize(namespaces.map((ns) => (complete.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN))),
       createCall: summarize(namespaces.map((ns) => (created.get(ns)?.at ?? Number.NaN) - (created.get(ns)?.sentAt ?? Number.NaN))),
@@ -94,6 +106,22 @@ async function newNamespaces(kube: BenchKube, prefix: string, count: number, per
   } finally {
     watch.stop();
   }
+}
+
+/** Namespaces of the scale group created at `perSecond`: the product writes their 11 copies. */
+function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
+  return timedNewNamespaces(kube, numberedNames(prefix, 0, count), `${LABEL_DISTRIBUTION} in (${names().join(',')})`, names().length, (namespaces) =>
+    kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond),
+  );
+}
+
+/** The same number of namespaces outside the scale group, given the same 11 objects by the Go loop as soon as each exists. */
+async function newNamespacesByClient(kube: BenchKube, kubeconfigPath: string, count: number, perSecond: number): Promise<NewNamespaces> {
+  const owner = await kube.getDistribution(names()[0] ?? '');
+  const data = groupDistribution(names()[0] ?? '', 'ConfigMap', SCALE_GROUP).spec.resource.data ?? {};
+  return timedNewNamespaces(kube, numberedNames('bench-scale-client-', 0, count), NAMESPACE_BASELINE_SELECTOR, names().length, (namespaces) =>
+    clientCreatesNamespaces({ kubeconfigPath, namespaces, perSecond, configMaps: CONFIG_MAPS, data, owner }),
+  );
 }
 
 /**
@@ -136,14 +164,10 @@ async function updateOne(kube: BenchKube, index: number, count: number, revision
   }
 }
 
-/** RSS of this control plane's server (its command line names the plane's directory) whose binary is `binary`. */
+/** RSS of this control plane's server whose binary is `binary`. */
 async function serverRss(planeDir: string, binary: 'kube-apiserver' | 'etcd'): Promise<number> {
-  for (const pid of (await readdir('/proc')).filter((entry) => /^\d+$/.test(entry))) {
-    const [command = '', ...args] = (await readFile(`/proc/${pid}/cmdline`, 'utf8').catch(() => '')).split('\0');
-    const name = command.split('/').pop() ?? '';
-    if ((name === binary || name.startsWith(`${binary}-v`)) && args.some((arg) => arg.includes(planeDir))) return procMemoryBytes(Number(pid));
-  }
-  return Number.NaN;
+  const pid = await serverPid(planeDir, binary);
+  return pid > 0 ? procMemoryBytes(pid) : Number.NaN;
 }
 
 async function sweepWindow(product: Product): Promise<ScaleResult['sweep']> {
@@ -182,7 +206,7 @@ async function restart(product: Product, start: () => Promise<Product>): Promise
 /** Every counter at zero: what a new process has done since its start. */
 const NOTHING: Scrape = { sum: () => 0, samples: () => [] };
 
-export async function runScale(options: { kube: BenchKube; product: Product; size: BenchSize; planeDir: string; start: () => Promise<Product> }): Promise<{ result: ScaleResult; product: Product }> {
+export async function runScale(options: { kube: BenchKube; product: Product; size: BenchSize; planeDir: string; kubeconfigPath: string; start: () => Promise<Product> }): Promise<{ result: ScaleResult; product: Product }> {
   const { kube, size } = options;
   let { product } = options;
   const { namespaces: n, newNamespaces: probes, probeRatePerSecond } = size.scale;
@@ -212,6 +236,9 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
   const newNamespaceAtRest = await newNamespaces(kube, 'bench-scale-rest-', probes, probeRatePerSecond);
   console.error(`[bench] scale: a new namespace's copies at rest: p50 ${fmtMs(newNamespaceAtRest.copies.p50)}, p99 ${fmtMs(newNamespaceAtRest.copies.p99)}`);
   await waitForQuiet(product, 3_000, 600_000);
+  const newNamespaceByClient = await newNamespacesByClient(kube, options.kubeconfigPath, probes, probeRatePerSecond);
+  console.error(`[bench] scale: a new namespace's 11 objects from the Go loop: p50 ${fmtMs(newNamespaceByClient.copies.p50)}, p99 ${fmtMs(newNamespaceByClient.copies.p99)}`);
+  await waitForQuiet(product, 3_000, 600_000);
   // Every template changed at once (11 × N rewrites), and new namespaces arriving meanwhile.
   const refused = { count: 0 };
   const storm = Promise.all(names().map((name, i) => stormUpdate(kube, name, i, refused)));
@@ -234,9 +261,10 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
       updateMs,
       updateWrites,
       newNamespaceAtRest,
+      newNamespaceByClient,
       newNamespaceDuringUpdates,
       stormRefusals: refused.count,
-      memory: { rss: memory.rss, heapUsed: memory.heapUsed, idleHeapUsed: idle.heapUsed, heapPerCopy: (memory.heapUsed - idle.heapUsed) / copies },
+      memory: { rss: memory.rss, heapUsed: memory.heapUsed, heapTotal: memory.heapTotal, external: memory.external, idleHeapUsed: idle.heapUsed, heapPerCopy: (memory.heapUsed - idle.heapUsed) / copies },
       servers,
       sweep,
       restart: restarted.result,

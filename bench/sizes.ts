@@ -137,11 +137,15 @@ function isSection(value: string): value is SectionName {
   return ([...SECTIONS, ...OPTIONAL_SECTIONS] as readonly string[]).includes(value);
 }
 
-/** `--size smoke|default|large|xl`, `--only admission,propagation` (default: every section but the optional ones), `--out DIR`. */
+/**
+ * `--size smoke|default|large|xl`, `--only admission,propagation` (default: every section but the
+ * optional ones), `--out DIR`, `--scale-namespaces N` (the scale section over N namespaces instead
+ * of the size's, for a shorter look at what grows with them).
+ */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
-    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' } },
+    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' }, 'scale-namespaces': { type: 'string' } },
     strict: true,
   });
   const size = values.size ?? 'default';
@@ -149,5 +153,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const only = values.only?.split(',').map((s) => s.trim()).filter((s) => s !== '') ?? [...SECTIONS];
   const unknown = only.filter((s) => !isSection(s));
   if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${[...SECTIONS, ...OPTIONAL_SECTIONS].join(', ')}`);
-  return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
+  const scaleNamespaces = values['scale-namespaces'];
+  if (scaleNamespaces === undefined) return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
+  const namespaces = Number(scaleNamespaces);
+  if (!Number.isInteger(namespaces) || namespaces < 1) throw new Error(`--scale-namespaces must be a whole number above 0, got ${scaleNamespaces}`);
+  return { size: { ...SIZES[size], scale: { ...SIZES[size].scale, namespaces } }, sections: only.filter(isSection), outDir: values.out };
 }

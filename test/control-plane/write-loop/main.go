@@ -11,12 +11,19 @@
 // ConfigMaps allow), delete a DELETE. One request (GET /version) opens the connection before the
 // clock starts. Write errors are counted, not fatal; flag errors exit 2.
 //
+// -mode namespaces is the baseline for a new namespace's copies: at -rate namespaces per second,
+// each namespace of the file is created (with the -label labels), and as soon as its create call
+// answers, -configmaps ConfigMaps and -secrets Secrets (NAME-0, NAME-1, ...) are created in it at
+// once, as a controller writing a new namespace's copies would. Each namespace's create call is
+// timed (sent, answered) in "namespaces", so a caller watching the objects can time "namespace
+// created -> its objects visible" on its own clock.
+//
 // Output, one JSON line on stdout:
 //
-//	{"mode":"create","objects":N,"errors":E,"firstError":"","wallMs":F,"requestsPerSecond":R,"connections":C}
+//	{"mode":"create","objects":N,"errors":E,"firstError":"","wallMs":F,"requestsPerSecond":R,"connections":C,"cpuMs":U}
 //
 // requestsPerSecond counts successful writes only; connections counts TCP connections dialled,
-// the warm-up included.
+// the warm-up included; cpuMs is the process's own CPU time (user + system).
 package main
 
 import (
@@ -33,6 +40,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -71,7 +79,19 @@ type result struct {
 	StartedAtUnixMs   float64 `json:"startedAtUnixMs"`
 	RequestsPerSecond float64 `json:"requestsPerSecond"`
 	Connections       int64   `json:"connections"`
+	// CPU time (user + system) this process spent, its warm-up included.
+	CPUMs float64 `json:"cpuMs"`
+	// -mode namespaces: each namespace's create call, sent and answered (Unix ms).
+	Namespaces []namespaceTiming `json:"namespaces,omitempty"`
 }
+
+type namespaceTiming struct {
+	Name         string  `json:"name"`
+	SentAtUnixMs float64 `json:"sentAtUnixMs"`
+	AtUnixMs     float64 `json:"atUnixMs"`
+}
+
+func unixMs(t time.Time) float64 { return round(float64(t.UnixMicro())/1000, 3) }
 
 func usageError(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "write-loop: "+format+"\n", args...)
@@ -125,8 +145,11 @@ func main() {
 	payloadFile := flag.String("payload", "", "JSON object of data key -> value merged into the data (optional)")
 	annotationsFile := flag.String("annotations", "", "JSON object of annotations (optional)")
 	ownersFile := flag.String("owner-references", "", "JSON array of ownerReferences set on each ConfigMap (optional)")
+	rate := flag.Float64("rate", 2, "-mode namespaces: namespaces created per second")
+	configMapsPerNamespace := flag.Int("configmaps", 10, "-mode namespaces: ConfigMaps created in each namespace")
+	secretsPerNamespace := flag.Int("secrets", 1, "-mode namespaces: Secrets created in each namespace")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: write-loop -kubeconfig PATH -namespaces FILE -name NAME -mode create|update|delete [flags]")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: write-loop -kubeconfig PATH -namespaces FILE -name NAME -mode create|update|delete|namespaces [flags]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -140,8 +163,10 @@ func main() {
 		usageError("-namespaces is required")
 	case *name == "":
 		usageError("-name is required")
-	case *mode != "create" && *mode != "update" && *mode != "delete":
-		usageError("-mode must be create, update or delete, got %q", *mode)
+	case *mode != "create" && *mode != "update" && *mode != "delete" && *mode != "namespaces":
+		usageError("-mode must be create, update, delete or namespaces, got %q", *mode)
+	case *rate <= 0:
+		usageError("-rate must be above 0")
 	case *concurrency < 1:
 		usageError("-concurrency must be at least 1")
 	}
@@ -231,6 +256,12 @@ func main() {
 		return err
 	}
 
+	if *mode == "namespaces" {
+		copies := namespaceCopies{clientset: clientset, name: *name, labels: labels, annotations: annotations, owners: owners, data: data, configMaps: *configMapsPerNamespace, secrets: *secretsPerNamespace}
+		emit(copies.run(namespaces, *rate, connections.Load))
+		return
+	}
+
 	var (
 		next       atomic.Int64
 		failures   atomic.Int64
@@ -271,7 +302,7 @@ func main() {
 		Errors:  int(failures.Load()),
 		WallMs:  round(float64(wall.Microseconds())/1000, 3),
 		// When the clock started, so that a caller can time "first request -> all visible" on its own clock.
-		StartedAtUnixMs: round(float64(started.UnixMicro())/1000, 3),
+		StartedAtUnixMs: unixMs(started),
 		Connections:     connections.Load(),
 	}
 	if firstError != nil {
@@ -280,11 +311,109 @@ func main() {
 	if seconds := wall.Seconds(); seconds > 0 {
 		out.RequestsPerSecond = round(float64(out.Objects-out.Errors)/seconds, 1)
 	}
+	emit(out)
+}
+
+func emit(out result) {
+	var usage syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &usage); err == nil {
+		out.CPUMs = round(float64(usage.Utime.Nano()+usage.Stime.Nano())/1e6, 1)
+	}
 	line, err := json.Marshal(out)
 	if err != nil {
 		panic(errors.Join(errors.New("cannot encode result"), err))
 	}
 	fmt.Println(string(line))
+}
+
+// namespaceCopies is -mode namespaces: new namespaces, each given its objects as soon as it exists.
+type namespaceCopies struct {
+	clientset           *kubernetes.Clientset
+	name                string
+	labels, annotations map[string]string
+	owners              []metav1.OwnerReference
+	data                map[string]string
+	configMaps, secrets int
+}
+
+// objects creates the namespace's ConfigMaps and Secrets at once; the first error, if any.
+func (c namespaceCopies) objects(ctx context.Context, namespace string) error {
+	errs := make(chan error, c.configMaps+c.secrets)
+	meta := func(i int) metav1.ObjectMeta {
+		return metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d", c.name, i), Namespace: namespace, Labels: c.labels, Annotations: c.annotations, OwnerReferences: c.owners}
+	}
+	for i := range c.configMaps {
+		go func() {
+			_, err := c.clientset.CoreV1().ConfigMaps(namespace).Create(ctx, &corev1.ConfigMap{ObjectMeta: meta(i), Data: c.data}, metav1.CreateOptions{})
+			errs <- err
+		}()
+	}
+	for i := range c.secrets {
+		go func() {
+			_, err := c.clientset.CoreV1().Secrets(namespace).Create(ctx, &corev1.Secret{ObjectMeta: meta(c.configMaps + i), StringData: c.data}, metav1.CreateOptions{})
+			errs <- err
+		}()
+	}
+	var first error
+	for range c.configMaps + c.secrets {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// run creates the namespaces at `rate` per second, each followed by its objects.
+func (c namespaceCopies) run(namespaces []string, rate float64, connections func() int64) result {
+	timings := make([]namespaceTiming, len(namespaces))
+	var (
+		failures   atomic.Int64
+		firstMu    sync.Mutex
+		firstError error
+		wg         sync.WaitGroup
+	)
+	fail := func(namespace string, err error) {
+		failures.Add(1)
+		firstMu.Lock()
+		defer firstMu.Unlock()
+		if firstError == nil {
+			firstError = fmt.Errorf("%s: %w", namespace, err)
+		}
+	}
+	started := time.Now()
+	for i, namespace := range namespaces {
+		time.Sleep(time.Until(started.Add(time.Duration(float64(i) / rate * float64(time.Second)))))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+			defer cancel()
+			sent := time.Now()
+			_, err := c.clientset.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: c.labels}}, metav1.CreateOptions{})
+			timings[i] = namespaceTiming{Name: namespace, SentAtUnixMs: unixMs(sent), AtUnixMs: unixMs(time.Now())}
+			if err == nil {
+				err = c.objects(ctx, namespace)
+			}
+			if err != nil {
+				fail(namespace, err)
+			}
+		}()
+	}
+	wg.Wait()
+	wall := time.Since(started)
+	out := result{
+		Mode:            "namespaces",
+		Objects:         len(namespaces) * (1 + c.configMaps + c.secrets),
+		Errors:          int(failures.Load()),
+		WallMs:          round(float64(wall.Microseconds())/1000, 3),
+		StartedAtUnixMs: unixMs(started),
+		Connections:     connections(),
+		Namespaces:      timings,
+	}
+	if firstError != nil {
+		out.FirstError = firstError.Error()
+	}
+	return out
 }
 
 type roundTripperFunc func(*http.Request) (*http.Response, error)
