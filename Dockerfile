@@ -33,6 +33,8 @@ COPY webhook-config/crd ./webhook-config/crd
 # The "node" user of the base image (uid 1000); the Deployment may pick another non-root uid.
 USER 1000:1000
 EXPOSE 9443
-# A 1 MiB young generation: about 30 MiB less resident memory for the same work (measured by
-# `npm run bench`, which starts the product with these same flags).
-CMD ["node", "--max-semi-space-size=1", "dist/main.js"]
+# A 1 MiB young generation: about 30 MiB less resident memory for the same work. Compaction on
+# every full GC: the heap V8 keeps committed follows what is live (52 MiB used held 183 MiB of
+# committed heap at 55,000 copies without it), for no measurable CPU. Both measured by
+# `npm run bench`, which starts the product with these same flags.
+CMD ["node", "--max-semi-space-size=1", "--compact-on-every-full-gc", "dist/main.js"]
