@@ -22,13 +22,50 @@ function unique(names: readonly (string | undefined)[]): string[] {
   return [...new Set(names.filter((name): name is string => typeof name === 'string' && name.length > 0))].sort();
 }
 
-/** A distribution concerns itself (created, changed, deleted: reconcile decides what that means). */
+interface ChangedMeta {
+  uid?: string;
+  generation?: number;
+  deletionTimestamp?: string;
+  finalizers?: string[];
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+}
+
+function sameStrings(a: Readonly<Record<string, string>> = {}, b: Readonly<Record<string, string>> = {}): boolean {
+  const entries = Object.entries(a);
+  return entries.length === Object.keys(b).length && entries.every(([key, value]) => b[key] === value);
+}
+
+/**
+ * Only the status (or resourceVersion, managedFields) changed: what the reconciler writes itself
+ * after each pass. The API server bumps `generation` on every other change but those to metadata,
+ * so these are compared one by one. A change of its own status must not start a pass: over a
+ * distribution of 10,000 namespaces each status write would bring a pass over all of them.
+ */
+export function statusOnly(change: Change<{ metadata: ChangedMeta }>): boolean {
+  const { old, current } = change;
+  if (old === undefined || current === undefined) return false;
+  const [a, b] = [old.metadata, current.metadata];
+  return (
+    a.uid === b.uid &&
+    a.generation !== undefined &&
+    a.generation === b.generation &&
+    a.deletionTimestamp === b.deletionTimestamp &&
+    (a.finalizers ?? []).join('\n') === (b.finalizers ?? []).join('\n') &&
+    sameStrings(a.labels, b.labels) &&
+    sameStrings(a.annotations, b.annotations)
+  );
+}
+
+/** A distribution concerns itself (created, changed, deleted: reconcile decides what that means), unless only its status changed. */
 export function distributionTriggers(change: Change<ResourceDistribution>): string[] {
+  if (statusOnly(change)) return [];
   return unique([change.old?.metadata.name, change.current?.metadata.name]);
 }
 
-/** An ObjectSync concerns the distributions it stands for, before and after (a destination renamed leaves one behind). */
+/** An ObjectSync concerns the distributions it stands for, before and after (a destination renamed leaves one behind), unless only its status changed. */
 export function objectSyncTriggers(change: Change<ObjectSync>, kinds: KindRegistry): string[] {
+  if (statusOnly(change)) return [];
   const names = [change.old, change.current].flatMap((os) => (os === undefined ? [] : distributionsOf(os, kinds).map((rd) => rd.metadata.name)));
   return unique(names);
 }

@@ -46,11 +46,27 @@ describe('copyTriggers', () => {
   });
 });
 
+/** `rd` as stored: uid and generation set, then `change` applied to a copy of its metadata (and status). */
+function stored(change: (metadata: typeof rd.metadata) => void = () => undefined, status?: typeof rd.status): typeof rd {
+  const metadata = { ...rd.metadata, uid: 'u-1', generation: 3, resourceVersion: '10', labels: { team: 'a' }, annotations: { note: 'x' }, finalizers: ['f'] };
+  change(metadata);
+  return { ...rd, metadata, ...(status ? { status } : {}) };
+}
+const converged = { desired: 2, succeeded: 2, failed: 0, observedGeneration: 3, conditions: [] };
+
 describe('distributionTriggers', () => {
   it.each<[string, Change<typeof rd>, string[]]>([
     ['created', { current: rd }, ['shared']],
-    ['changed', { old: rd, current: rd }, ['shared']],
+    ['the same object again: nothing to do', { old: rd, current: rd }, []],
     ['deleted', { old: rd }, ['shared']],
+    ['its status written (resourceVersion and status only): nothing to do', { old: stored(), current: stored((m) => (m.resourceVersion = '11'), converged) }, []],
+    ['its spec changed (generation bumped)', { old: stored(), current: stored((m) => (m.generation = 4)) }, ['shared']],
+    ['being deleted', { old: stored(), current: stored((m) => (m.deletionTimestamp = '2026-11-26T00:00:00Z')) }, ['shared']],
+    ['a finalizer removed', { old: stored(), current: stored((m) => (m.finalizers = [])) }, ['shared']],
+    ['a label changed', { old: stored(), current: stored((m) => (m.labels = { team: 'b' })) }, ['shared']],
+    ['an annotation added', { old: stored(), current: stored((m) => (m.annotations = { note: 'x', more: 'y' })) }, ['shared']],
+    ['deleted and created again under that name (another uid)', { old: stored(), current: stored((m) => (m.uid = 'u-2')) }, ['shared']],
+    ['no generation known: counted as a change', { old: stored((m) => delete m.generation), current: stored((m) => delete m.generation, converged) }, ['shared']],
   ])('%s', (_, change, expected) => {
     expect(distributionTriggers(change)).toEqual(expected);
   });
