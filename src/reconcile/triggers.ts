@@ -71,12 +71,7 @@ export function objectSyncTriggers(change: Change<ObjectSync>, kinds: KindRegist
 }
 
 function sameNamespaceInfo(a: NamespaceInfo, b: NamespaceInfo): boolean {
-  const left = Object.entries(a.labels);
-  return (
-    a.terminating === b.terminating &&
-    left.length === Object.keys(b.labels).length &&
-    left.every(([key, value]) => b.labels[key] === value)
-  );
+  return a.terminating === b.terminating && sameStrings(a.labels, b.labels);
 }
 
 function listsByName(rd: ResourceDistribution, namespace: string): boolean {
