@@ -36,8 +36,10 @@ export interface Product {
   bodyLimitBytes: number;
   certificates: CertificateBundle;
   scrape(): Promise<Scrape>;
-  /** Full garbage collection in the product, then its RSS (from /proc) and heap (from /metrics). */
-  /** After a full GC: resident memory, and the V8 heap (used, committed) and memory outside it (external: Buffers and strings held by native code). */
+  /**
+   * Full garbage collection in the product, then its RSS (from /proc) and, from /metrics, the V8
+   * heap used and committed and the memory outside it (external: Buffers, strings held natively).
+   */
   memory(): Promise<{ rss: number; heapUsed: number; heapTotal: number; external: number }>;
   /** Whether /readyz answers 200 (its caches synced, its certificates in place). */
   ready(): Promise<boolean>;
