@@ -40,7 +40,7 @@ describe('computeStatus', () => {
     }
   });
 
-  it.each<[string, Outcome[], { desired: number; succeeded: number; failed: number }, Partial<Record<ConditionType, string[]>>]>([
+  const COUNTED: [string, Outcome[], { desired: number; succeeded: number; failed: number }, Partial<Record<ConditionType, string[]>>][] = [
     ['nothing to do', [], { desired: 0, succeeded: 0, failed: 0 }, {}],
     ['all in sync', [ok(inSync('a')), ok(inSync('b'))], { desired: 2, succeeded: 2, failed: 0 }, {}],
     ['writes that worked', [ok(create('a')), ok(update('b')), ok(recreate('c'))], { desired: 3, succeeded: 3, failed: 0 }, {}],
@@ -68,11 +68,25 @@ describe('computeStatus', () => {
       { desired: 1, succeeded: 1, failed: 0 },
       { DeleteResourceFailed: ['stuck'] },
     ],
-  ])('%s', (_name, outcomes, counts, trueOnes) => {
+    [
+      'a copy in sync whose stray under an earlier name could not be deleted',
+      [ok(inSync('a')), failed(remove('a'), 'delete'), ok(inSync('b'))],
+      { desired: 2, succeeded: 1, failed: 1 },
+      { DeleteResourceFailed: ['a'] },
+    ],
+  ];
+
+  it.each(COUNTED)('%s', (_name, outcomes, counts, trueOnes) => {
     const status = computeStatus({ distribution: rd, outcomes, now: T0 });
     expect(status).toMatchObject(counts);
     expect(status.failed).toBe(status.desired - status.succeeded);
     expect(trueConditions(status)).toEqual(trueOnes);
+  });
+
+  it.each(COUNTED)('%s: the same with the namespaces in sync given by name', (_name, outcomes) => {
+    const named = new Set(outcomes.filter((o) => o.ok && o.action.type === 'in-sync').map((o) => o.action.namespace));
+    const others = outcomes.filter((o) => !(o.ok && o.action.type === 'in-sync'));
+    expect(computeStatus({ distribution: rd, outcomes: others, inSync: named, now: T0 })).toEqual(computeStatus({ distribution: rd, outcomes, now: T0 }));
   });
 
   it('conflict messages list reasons briefly, without data', () => {

@@ -124,23 +124,36 @@ function succeededIn(outcome: Outcome): boolean {
   return outcome.ok && (type === 'in-sync' || type === 'create' || type === 'update' || type === 'recreate');
 }
 
-/** The target namespaces, how many of them are in sync, and the failures by condition. */
-function tally(outcomes: readonly Outcome[]): { targets: ReadonlySet<string>; inSync: number; failures: Map<ConditionType, Failure[]> } {
+/**
+ * What the passes over a distribution found: an outcome per target (and per failed delete), or,
+ * for the many targets in sync, their names alone in `inSync`: a status over 10,000 targets is
+ * then computed from the few other outcomes, without an object per namespace.
+ */
+export interface PassOutcomes {
+  outcomes: readonly Outcome[];
+  /** Namespaces whose copy is in sync, besides (and not among the targets of) `outcomes`. */
+  inSync?: ReadonlySet<string>;
+}
+
+/** The number of target namespaces, how many of them are in sync, and the failures by condition. */
+function tally(found: PassOutcomes): { targets: number; inSync: number; failures: Map<ConditionType, Failure[]> } {
+  const named = found.inSync ?? new Set<string>();
   const targets = new Set<string>();
   // Few or none: a steady pass over 10,000 targets builds no second set of them.
   const failing = new Set<string>();
   const failures = new Map<ConditionType, Failure[]>(CONDITION_TYPES.map((type) => [type, []]));
-  for (const outcome of outcomes) {
+  for (const outcome of found.outcomes) {
     const namespace = outcome.action.namespace;
-    if (outcome.action.type !== 'delete') targets.add(namespace);
+    if (outcome.action.type !== 'delete' && !named.has(namespace)) targets.add(namespace);
     if (succeededIn(outcome)) continue;
     failing.add(namespace);
     const failure = conditionFailure(outcome);
     if (failure !== undefined) failures.get(failure[0])?.push(failure[1]);
   }
-  let inSync = targets.size;
-  for (const namespace of failing) if (targets.has(namespace)) inSync -= 1;
-  return { targets, inSync, failures };
+  const count = targets.size + named.size;
+  let inSync = count;
+  for (const namespace of failing) if (targets.has(namespace) || named.has(namespace)) inSync -= 1;
+  return { targets: count, inSync, failures };
 }
 
 /**
@@ -149,16 +162,17 @@ function tally(outcomes: readonly Outcome[]): { targets: ReadonlySet<string>; in
  * no total but still report DeleteResourceFailed. lastTransitionTime moves only when that
  * condition's status flips.
  */
-export function computeStatus(input: {
-  distribution: ResourceDistribution;
-  outcomes: readonly Outcome[];
-  now: Date;
-  source?: SourceStatus;
-}): DistributionStatus {
-  const { distribution, outcomes, now, source } = input;
-  const { targets, inSync, failures } = tally(outcomes);
+export function computeStatus(
+  input: PassOutcomes & {
+    distribution: ResourceDistribution;
+    now: Date;
+    source?: SourceStatus;
+  },
+): DistributionStatus {
+  const { distribution, now, source } = input;
+  const { targets, inSync, failures } = tally(input);
   // With its source missing, nothing is written, and no target holds what the source would give.
-  const desired = source?.found === false ? source.desired : targets.size;
+  const desired = source?.found === false ? source.desired : targets;
   const succeeded = source?.found === false ? 0 : inSync;
   const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
   if (source) conditions.push(sourceCondition(source, distribution.status, now));

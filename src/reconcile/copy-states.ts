@@ -1,4 +1,5 @@
 // The copies gauge: target namespaces by the state of their copy, summed over distributions.
+import type { PassOutcomes } from '../domain/status.js';
 import type { Outcome } from '../domain/types.js';
 import type { Metrics } from '../metrics.js';
 
@@ -21,9 +22,9 @@ export class CopyStates {
 
   constructor(private readonly gauge: Metrics['copies']) {}
 
-  record(name: string, outcomes: readonly Outcome[]): void {
-    const counts: Record<CopyState, number> = { 'in-sync': 0, conflict: 0, 'namespace-missing': 0, failed: 0 };
-    for (const outcome of outcomes) {
+  record(name: string, found: PassOutcomes): void {
+    const counts: Record<CopyState, number> = { 'in-sync': found.inSync?.size ?? 0, conflict: 0, 'namespace-missing': 0, failed: 0 };
+    for (const outcome of found.outcomes) {
       const state = stateOf(outcome);
       if (state) counts[state] += 1;
     }

@@ -2,6 +2,7 @@
 // namespaces stands on (see pass-scopes.ts). It holds only while the distribution's spec and
 // template are those that pass planned with; strict distributions always plan every target (one
 // conflict anywhere holds every write back).
+import type { PassOutcomes } from '../domain/status.js';
 import type { Action, Outcome, ResolvedDistribution } from '../domain/types.js';
 
 interface LastPass {
@@ -88,12 +89,11 @@ export class LastPasses {
     return !unchanged || kept !== wasInSync.size;
   }
 
-  /** Every target's outcome, as the passes recorded so far found them. */
-  outcomes(name: string): Outcome[] {
+  /** What the passes recorded so far found of every target: the namespaces in sync by name, the other outcomes whole. */
+  found(name: string): PassOutcomes {
     const last = this.passes.get(name);
-    if (last === undefined) return [];
-    const inSync = [...last.inSync].map((namespace): Outcome => ({ action: { type: 'in-sync', namespace }, ok: true }));
-    return [...inSync, ...last.others.values()];
+    if (last === undefined) return { outcomes: [] };
+    return { outcomes: [...last.others.values()], inSync: last.inSync };
   }
 
   /** Drops what is known of namespaces other than `namespaces` (a sliced full pass did not find them). */

@@ -180,8 +180,10 @@ async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistributio
   if (ended) parts.lastPasses.retain(rd.metadata.name, sliced.visited);
   // A lost race is no failure to report: the status waits for the retry, which reads afresh.
   if (outcomes.some((outcome) => outcome.stale)) return 'retry';
-  if (sliced === undefined || changed || ended) {
-    const everyTarget = parts.lastPasses.outcomes(rd.metadata.name);
+  // A pass within some namespaces that found them as before gives the status the last pass gave
+  // (and wrote): computing it again would go over every target for nothing.
+  if (changed || ended) {
+    const everyTarget = parts.lastPasses.found(rd.metadata.name);
     parts.copyStates.record(rd.metadata.name, everyTarget);
     await parts.reporter.writeStatus(rd, everyTarget, rd.spec.source ? { found: true } : undefined);
   }
@@ -203,7 +205,7 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
     const { result, outcomes } = await parts.removal.removeCopies(rd, signal);
     if (result === 'retry') return result;
     const message = `source ${kind} ${namespace}/${name} not found: its copies are deleted`;
-    await parts.reporter.writeStatus(rd, outcomes, { found: false, desired: targeted.length + missing.length, message });
+    await parts.reporter.writeStatus(rd, { outcomes }, { found: false, desired: targeted.length + missing.length, message });
     return 'done';
   }
   // Those in namespaces no longer targeted go as always: a delete needs no source.
@@ -212,7 +214,7 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
   // Listed namespaces that do not exist are reported whether or not the source does.
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
-  await parts.reporter.writeStatus(rd, [...absent, ...outcomes], { found: false, desired: targeted.length + missing.length, message });
+  await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, { found: false, desired: targeted.length + missing.length, message });
   return needsRetry(outcomes) ? 'retry' : 'done';
 }
 

@@ -1,8 +1,8 @@
 // The end of a pass: the status computed from its outcomes (pure, clock passed in), written only
 // when it changed, with a Warning Event for each failure that is new.
 import type { Clock } from '../domain/clock.js';
-import { computeStatus, statusEquals, type SourceStatus } from '../domain/status.js';
-import { REGISTRY_SECRET_TYPES, type Outcome, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
+import { computeStatus, statusEquals, type PassOutcomes, type SourceStatus } from '../domain/status.js';
+import { REGISTRY_SECRET_TYPES, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
@@ -16,7 +16,7 @@ export interface StatusReporterDeps {
 }
 
 export interface StatusReporter {
-  writeStatus(rd: ResourceDistribution, outcomes: readonly Outcome[], source?: SourceStatus): Promise<void>;
+  writeStatus(rd: ResourceDistribution, found: PassOutcomes, source?: SourceStatus): Promise<void>;
   /** spec.imagePullSecretInjection on a source that turns out not to be a registry Secret: pods get nothing; said once per source content. */
   checkInjection(rd: ResolvedDistribution): Promise<void>;
 }
@@ -27,8 +27,8 @@ export function createStatusReporter(deps: StatusReporterDeps): StatusReporter {
   const injectionWarned = new Set<string>();
 
   return {
-    async writeStatus(rd, outcomes, source) {
-      const status = computeStatus({ distribution: rd, outcomes, now: clock(), ...(source ? { source } : {}) });
+    async writeStatus(rd, found, source) {
+      const status = computeStatus({ distribution: rd, ...found, now: clock(), ...(source ? { source } : {}) });
       if (statusEquals(rd.status, status)) return;
       if (!(await catalog.writeStatus(rd, status))) return;
       log.info({ name: rd.metadata.name, desired: status.desired, succeeded: status.succeeded, failed: status.failed }, 'status written');

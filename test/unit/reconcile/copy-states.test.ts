@@ -21,8 +21,17 @@ describe('CopyStates', () => {
   ])('%s', async (_, passes, forgotten, expected) => {
     const metrics = createMetrics();
     const states = new CopyStates(metrics.copies);
-    for (const [name, outcomes] of passes) states.record(name, outcomes);
+    for (const [name, outcomes] of passes) states.record(name, { outcomes });
     for (const name of forgotten) states.forget(name);
     expect(await gauge(metrics)).toEqual(expected);
+  });
+});
+
+describe('CopyStates with the namespaces in sync given by name', () => {
+  it('counts each name in sync beside the other outcomes', async () => {
+    const metrics = createMetrics();
+    const states = new CopyStates(metrics.copies);
+    states.record('a', { outcomes: [outcome('conflict'), outcome('delete', false)], inSync: new Set(['ns-1', 'ns-2']) });
+    expect(await gauge(metrics)).toEqual({ 'in-sync': 2, conflict: 1, 'namespace-missing': 0, failed: 0 });
   });
 });

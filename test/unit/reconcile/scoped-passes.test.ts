@@ -228,7 +228,7 @@ describe('LastPasses: what a pass over some namespaces stands on', () => {
     passes.record(current, 'h1', [inSync('ns-a'), inSync('ns-b'), { action: { type: 'namespace-missing', namespace: 'ns-c' }, ok: true }]);
     const object = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'ns-c' } };
     passes.record(current, 'h1', [{ action: { type: 'create', namespace: 'ns-c', object }, ok: true }], new Set(['ns-b', 'ns-c']));
-    expect(passes.outcomes('shared')).toEqual([inSync('ns-a'), inSync('ns-c')]);
+    expect(passes.found('shared')).toEqual({ outcomes: [], inSync: new Set(['ns-a', 'ns-c']) });
   });
 
   const conflict = (namespace: string): Outcome => ({ action: { type: 'conflict', namespace, reason: 'foreign-object' }, ok: true });
@@ -254,8 +254,8 @@ describe('LastPasses: what a pass over some namespaces stands on', () => {
     expect(passes.record(rd(), 'h1', [inSync('ns-a'), inSync('ns-b'), conflict('ns-c')])).toBe(true);
     expect(passes.record(rd(), 'h1', [inSync('ns-a'), inSync('ns-b'), conflict('ns-c')])).toBe(true);
     passes.retain('shared', new Set(['ns-a', 'ns-c']));
-    expect(passes.outcomes('shared')).toEqual([inSync('ns-a'), conflict('ns-c')]);
-    expect(passes.outcomes('unknown')).toEqual([]);
+    expect(passes.found('shared')).toEqual({ outcomes: [conflict('ns-c')], inSync: new Set(['ns-a']) });
+    expect(passes.found('unknown')).toEqual({ outcomes: [] });
   });
 });
 
