@@ -69,19 +69,24 @@ export async function watchObjects(
 
   async function start(kind: WatchedKind, resourceVersion: string | undefined): Promise<void> {
     let last = resourceVersion;
+    // An ERROR event (410 Gone: the server no longer holds what followed `last`) ends the stream
+    // without a transport error; resuming from `last` would fail the same way forever.
+    let refused: unknown;
     const params = { labelSelector, allowWatchBookmarks: true, ...(last ? { resourceVersion: last } : {}) };
     const controller = await watch.watch(
       PATHS[kind],
       params,
       (phase, raw: RawObject) => {
-        last = raw.metadata?.resourceVersion ?? last;
+        if (phase === 'ERROR') refused = raw;
+        else last = raw.metadata?.resourceVersion ?? last;
         if (phase === 'ADDED' || phase === 'MODIFIED' || phase === 'DELETED') listener(phase, toSeen(kind, raw), performance.now());
       },
       (error: unknown) => {
         if (stopped) return;
-        if (error) console.error(`[bench] watch of ${kind} ended: ${error instanceof Error ? error.message : JSON.stringify(error)}; resuming`);
-        // A 410 Gone (too old) would need a fresh start: begin again without a resourceVersion.
-        const resumeFrom = error ? undefined : last;
+        const reason = error ?? refused;
+        if (reason) console.error(`[bench] watch of ${kind} ended: ${reason instanceof Error ? reason.message : JSON.stringify(reason)}; starting again from every existing object`);
+        // Begin again without a resourceVersion: every existing object arrives as ADDED (seen late, never lost).
+        const resumeFrom = reason ? undefined : last;
         setTimeout(() => void start(kind, resumeFrom).catch((err: unknown) => console.error('[bench] watch restart failed', err)), 200);
       },
     );
