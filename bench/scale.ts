@@ -101,7 +101,12 @@ async function timedNewNamespaces(
   );
   try {
     const created = await create(namespaces);
-    await waitUntil(`${expected} objects in ${namespaces.length} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${namespaces.length}`);
+    const incomplete = (): string =>
+      namespaces
+        .filter((ns) => !complete.has(ns))
+        .map((ns) => `${ns}: ${seen.get(ns)?.size ?? 0} seen`)
+        .join(', ');
+    await waitUntil(`${expected} objects in ${namespaces.length} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${namespaces.length}; ${incomplete()}`);
     const sinceCreated = (at: Map<string, number>): Summary => summarize(namespaces.map((ns) => (at.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN)));
     return {
       copies: sinceCreated(complete),
@@ -113,11 +118,26 @@ async function timedNewNamespaces(
   }
 }
 
+/** What the product says of the namespaces it was asked about: webhook calls answered, namespaces generated, generations skipped. */
+async function namespaceWork(product: Product): Promise<string> {
+  const scrape = await product.scrape();
+  const admitted = scrape.sum('resource_distributor_admission_requests_total', { webhook: 'namespaces', operation: 'CREATE' });
+  const generated = scrape.sum('resource_distributor_namespace_generation_duration_seconds_count');
+  const skipped = scrape.sum('resource_distributor_namespace_generation_skipped_total');
+  return `namespace creations admitted ${admitted}, generated ${generated}, generations skipped ${skipped}`;
+}
+
 /** Namespaces of the scale group created at `perSecond`: the product writes their 11 copies. */
-function newNamespaces(kube: BenchKube, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
-  return timedNewNamespaces(kube, numberedNames(prefix, 0, count), `${LABEL_DISTRIBUTION} in (${names().join(',')})`, names().length, (namespaces) =>
-    kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond),
-  );
+async function newNamespaces(kube: BenchKube, product: Product, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
+  const before = await namespaceWork(product);
+  try {
+    return await timedNewNamespaces(kube, numberedNames(prefix, 0, count), `${LABEL_DISTRIBUTION} in (${names().join(',')})`, names().length, (namespaces) =>
+      kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond),
+    );
+  } catch (error) {
+    // Which path left them without copies: the namespace webhook not called (it fails open), or the generator.
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; the product's counts before: ${before}; after: ${await namespaceWork(product)}`, { cause: error });
+  }
 }
 
 /** The same number of namespaces outside the scale group, given the same 11 objects by the Go loop as soon as each exists. */
@@ -238,7 +258,7 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
   const updateWrites = requestsBetween(before, await waitForQuiet(product, 3_000, 600_000)).writes;
   console.error(`[bench] scale: template update over ${n} copies in ${(updateMs / 1000).toFixed(1)} s`);
 
-  const newNamespaceAtRest = await newNamespaces(kube, 'bench-scale-rest-', probes, probeRatePerSecond);
+  const newNamespaceAtRest = await newNamespaces(kube, product, 'bench-scale-rest-', probes, probeRatePerSecond);
   console.error(`[bench] scale: a new namespace's copies at rest: p50 ${fmtMs(newNamespaceAtRest.copies.p50)}, p99 ${fmtMs(newNamespaceAtRest.copies.p99)}`);
   await waitForQuiet(product, 3_000, 600_000);
   const newNamespaceByClient = await newNamespacesByClient(kube, options.kubeconfigPath, probes, probeRatePerSecond);
@@ -247,7 +267,7 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
   // Every template changed at once (11 × N rewrites), and new namespaces arriving meanwhile.
   const refused = { count: 0 };
   const storm = Promise.all(names().map((name, i) => stormUpdate(kube, name, i, refused)));
-  const newNamespaceDuringUpdates = await newNamespaces(kube, 'bench-scale-storm-', probes, probeRatePerSecond);
+  const newNamespaceDuringUpdates = await newNamespaces(kube, product, 'bench-scale-storm-', probes, probeRatePerSecond);
   await storm;
   await converged(kube, n + 2 * probes, 1_800_000);
 

@@ -94,6 +94,23 @@ describe('a pass within the namespaces that changed', () => {
     expect(copyIn('ns-a')?.data).toEqual({ a: '1' });
   });
 
+  it('that finds the namespace as before writes nothing, not even over a status edited by hand; a full pass does', async () => {
+    await converged();
+    const edited = structuredClone(h.cluster.distributions.get('shared')!);
+    edited.status = { ...edited.status!, succeeded: 99 };
+    h.cluster.putDistribution(edited);
+    await until(() => h.catalog.get('shared')?.status?.succeeded === 99);
+
+    h.requests.reset();
+    h.scopes.note(['shared'], 'ns-a');
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.requests.tally().writes).toBe(0);
+
+    h.scopes.note(['shared']);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ desired: 3, succeeded: 2 });
+  });
+
   it('is a full pass when the distribution changed since the last one', async () => {
     await converged();
     h.cluster.putDistribution(shared().configMap('settings', { a: '2' }).generation(2).build());
