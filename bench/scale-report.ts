@@ -7,8 +7,16 @@ export type { ScaleResult };
 
 const thousands = (value: number): string => value.toLocaleString('en-US');
 const p50p99 = (summary: Summary): string => `p50 ${fmtMs(summary.p50)}, p99 ${fmtMs(summary.p99)}, max ${fmtMs(summary.max)} (${summary.count})`;
-const withCall = (r: ScaleResult['newNamespaceAtRest']): string =>
+const withCall = (r: ScaleResult['newNamespaceByClient']): string =>
   `${p50p99(r.copies)}; the first of them: p50 ${fmtMs(r.firstCopy.p50)}, p99 ${fmtMs(r.firstCopy.p99)}; the namespace create call itself: p50 ${fmtMs(r.createCall.p50)}, p99 ${fmtMs(r.createCall.p99)}`;
+/** Whether the product answered each namespace's webhook call and generated it, and what held its event loop meanwhile. */
+const withWork = (r: ScaleResult['newNamespaceAtRest']): string => {
+  const w = r.product;
+  return (
+    `${withCall(r)}. The product meanwhile: ${w.admitted} namespace creations admitted, ${w.generated} generated; ` +
+    `its longest event-loop delay ${fmtMs(w.eventLoopDelayMaxMs)}; ${w.majorGcs} major GCs, ${fmtMs(w.majorGcMs)} in all`
+  );
+};
 
 export function renderScale(r: ScaleResult): string {
   const requests = Object.entries(r.restart.requests)
@@ -26,14 +34,14 @@ export function renderScale(r: ScaleResult): string {
       [
         ['fan-out: 11 distributions created → every status reports every namespace succeeded', `${fmtMs(r.fanOutMs)} (${thousands(r.fanOutWrites)} API writes)`],
         [`template update: one ConfigMap distribution → its ${thousands(r.namespaces)} copies carry the new hash`, `${fmtMs(r.updateMs)} (${thousands(r.updateWrites)} API writes)`],
-        ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', withCall(r.newNamespaceAtRest)],
+        ['a new namespace → its 11 copies, at rest (namespace create response → last copy seen)', withWork(r.newNamespaceAtRest)],
         [
           'baseline: a namespace outside the distributions, then the same 11 objects created by a client-go loop as soon as its create call answers (create response → last object seen)',
           withCall(r.newNamespaceByClient),
         ],
         [
           `the same while every template changes at once (${thousands(r.copies)} rewrites; template changes the distribution webhook did not answer in time, applied again: ${r.stormRefusals})`,
-          withCall(r.newNamespaceDuringUpdates),
+          withWork(r.newNamespaceDuringUpdates),
         ],
         [
           'the product after a full GC: RSS / heap used / heap per copy',

@@ -34,10 +34,10 @@ export interface ScaleResult {
   updateMs: number;
   updateWrites: number;
   /** Namespace create response -> its 11 copies visible. */
-  newNamespaceAtRest: NewNamespaces;
+  newNamespaceAtRest: NewNamespaces & { product: NamespaceWork };
   /** The baseline at rest: namespace create response -> the 11 objects the Go loop creates at once visible. */
   newNamespaceByClient: NewNamespaces;
-  newNamespaceDuringUpdates: NewNamespaces;
+  newNamespaceDuringUpdates: NewNamespaces & { product: NamespaceWork };
   /** Template changes of the storm the distribution webhook did not answer in time (each retried, as a user would). */
   stormRefusals: number;
   /** The product after a full garbage collection, everything converged. */
@@ -80,6 +80,7 @@ async function timedNewNamespaces(
   selector: string,
   expected: number,
   create: (namespaces: readonly string[]) => Promise<CreateCalls>,
+  waitMs = 120_000,
 ): Promise<NewNamespaces> {
   const wanted = new Set(namespaces);
   const seen = new Map<string, Set<string>>();
@@ -106,7 +107,7 @@ async function timedNewNamespaces(
         .filter((ns) => !complete.has(ns))
         .map((ns) => `${ns}: ${seen.get(ns)?.size ?? 0} seen`)
         .join(', ');
-    await waitUntil(`${expected} objects in ${namespaces.length} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), 120_000, () => `${complete.size} of ${namespaces.length}; ${incomplete()}`);
+    await waitUntil(`${expected} objects in ${namespaces.length} new namespaces`, () => namespaces.every((ns) => complete.has(ns)), waitMs, () => `${complete.size} of ${namespaces.length}; ${incomplete()}`);
     const sinceCreated = (at: Map<string, number>): Summary => summarize(namespaces.map((ns) => (at.get(ns) ?? Number.NaN) - (created.get(ns)?.at ?? Number.NaN)));
     return {
       copies: sinceCreated(complete),
@@ -118,25 +119,51 @@ async function timedNewNamespaces(
   }
 }
 
-/** What the product says of the namespaces it was asked about: webhook calls answered, namespaces generated, generations skipped. */
-async function namespaceWork(product: Product): Promise<string> {
-  const scrape = await product.scrape();
-  const admitted = scrape.sum('resource_distributor_admission_requests_total', { webhook: 'namespaces', operation: 'CREATE' });
-  const generated = scrape.sum('resource_distributor_namespace_generation_duration_seconds_count');
-  const skipped = scrape.sum('resource_distributor_namespace_generation_skipped_total');
-  return `namespace creations admitted ${admitted}, generated ${generated}, generations skipped ${skipped}`;
+/** What the product did while new namespaces arrived: webhook calls answered, namespaces generated, its longest event-loop delay, its major GCs. */
+export interface NamespaceWork {
+  admitted: number;
+  generated: number;
+  skipped: number;
+  eventLoopDelayMaxMs: number;
+  majorGcs: number;
+  majorGcMs: number;
 }
 
-/** Namespaces of the scale group created at `perSecond`: the product writes their 11 copies. */
-async function newNamespaces(kube: BenchKube, product: Product, prefix: string, count: number, perSecond: number): Promise<NewNamespaces> {
-  const before = await namespaceWork(product);
+/** The product's counts between two scrapes (the first also starts the event-loop delay window: each scrape reads and resets it). */
+function namespaceWork(before: Scrape, after: Scrape): NamespaceWork {
+  const delta = (name: string, labels?: Record<string, string>): number => after.sum(name, labels) - before.sum(name, labels);
+  return {
+    admitted: delta('resource_distributor_admission_requests_total', { webhook: 'namespaces', operation: 'CREATE' }),
+    generated: delta('resource_distributor_namespace_generation_duration_seconds_count'),
+    skipped: delta('resource_distributor_namespace_generation_skipped_total'),
+    eventLoopDelayMaxMs: after.sum('resource_distributor_nodejs_eventloop_lag_max_seconds') * 1000,
+    majorGcs: delta('resource_distributor_nodejs_gc_duration_seconds_count', { kind: 'major' }),
+    majorGcMs: delta('resource_distributor_nodejs_gc_duration_seconds_sum', { kind: 'major' }) * 1000,
+  };
+}
+
+const describeWork = (work: NamespaceWork): string =>
+  `namespace creations admitted ${work.admitted}, generated ${work.generated}, generations skipped ${work.skipped}, longest event-loop delay ${fmtMs(work.eventLoopDelayMaxMs)}`;
+
+/**
+ * Namespaces of the scale group created at `perSecond`: the product writes their 11 copies. A
+ * namespace whose webhook call the product did not answer in time (it fails open) gets its copies
+ * from the reconciler, after the passes ahead of it: up to `waitMs`.
+ */
+async function newNamespaces(kube: BenchKube, product: Product, prefix: string, count: number, perSecond: number, waitMs = 120_000): Promise<NewNamespaces & { product: NamespaceWork }> {
+  const before = await product.scrape();
   try {
-    return await timedNewNamespaces(kube, numberedNames(prefix, 0, count), `${LABEL_DISTRIBUTION} in (${names().join(',')})`, names().length, (namespaces) =>
-      kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond),
+    const timed = await timedNewNamespaces(
+      kube,
+      numberedNames(prefix, 0, count),
+      `${LABEL_DISTRIBUTION} in (${names().join(',')})`,
+      names().length,
+      (namespaces) => kube.createNamespacesAtRate(namespaces, { [GROUP_LABEL]: SCALE_GROUP }, perSecond),
+      waitMs,
     );
+    return { ...timed, product: namespaceWork(before, await product.scrape()) };
   } catch (error) {
-    // Which path left them without copies: the namespace webhook not called (it fails open), or the generator.
-    throw new Error(`${error instanceof Error ? error.message : String(error)}; the product's counts before: ${before}; after: ${await namespaceWork(product)}`, { cause: error });
+    throw new Error(`${error instanceof Error ? error.message : String(error)}; the product meanwhile: ${describeWork(namespaceWork(before, await product.scrape()))}`, { cause: error });
   }
 }
 
@@ -267,7 +294,7 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
   // Every template changed at once (11 × N rewrites), and new namespaces arriving meanwhile.
   const refused = { count: 0 };
   const storm = Promise.all(names().map((name, i) => stormUpdate(kube, name, i, refused)));
-  const newNamespaceDuringUpdates = await newNamespaces(kube, product, 'bench-scale-storm-', probes, probeRatePerSecond);
+  const newNamespaceDuringUpdates = await newNamespaces(kube, product, 'bench-scale-storm-', probes, probeRatePerSecond, 600_000);
   await storm;
   await converged(kube, n + 2 * probes, 1_800_000);
 
