@@ -7,7 +7,8 @@
 // deletes beyond the plan (copy-removal), status and Events (status-reporter). A full pass over
 // many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
 // turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
-// not for the whole pass (see pass-scopes.ts).
+// not for the whole pass (see pass-scopes.ts); one that cannot (the template changed) is planned a
+// slice at a time with a turn of the event loop between (plan-in-turns).
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
@@ -28,6 +29,7 @@ import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
+import { planInTurns } from './plan-in-turns.js';
 import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
@@ -161,7 +163,10 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
-  const actions = planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now, within });
+  const actions =
+    within === undefined
+      ? await planInTurns({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now }, parts.sliceSize)
+      : planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now, within });
   // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
   const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
   const planned = [...actions.map((action) => ({ action, kind })), ...strays];
