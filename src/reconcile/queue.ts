@@ -49,6 +49,8 @@ export class WorkQueue {
   private readonly failures = new Map<string, number>();
   private readonly retryTimers = new Map<string, NodeJS.Timeout>();
   private idleWaiters: (() => void)[] = [];
+  /** The turn of the event loop the last run waits for, until it comes (see run). */
+  private pendingTurn: Promise<void> | undefined;
   private running = false;
   private stopping: Promise<void> | undefined;
   private term = new AbortController();
@@ -185,8 +187,9 @@ export class WorkQueue {
     try {
       // Reconciles chain through promises alone: without this, a sweep of thousands of names (or
       // the slices of one large pass) would keep watch events, webhook calls and write responses
-      // waiting until the last of them is done.
-      await nextTurn();
+      // waiting until the last of them is done. One run per turn: the runs of every worker waiting
+      // for the same turn would otherwise start one after another in it, with no I/O between.
+      await this.ownTurn();
       result = await this.options.process(name, this.term.signal);
     } catch (error) {
       this.options.log.warn({ name, err: error instanceof Error ? error.message : String(error) }, 'reconcile failed');
@@ -196,6 +199,16 @@ export class WorkQueue {
     this.heavyInFlight.delete(name);
     this.settle(name, result);
     this.pump();
+  }
+
+  /** The next turn of the event loop no other run starts in. */
+  private ownTurn(): Promise<void> {
+    const turn = this.pendingTurn === undefined ? nextTurn() : this.pendingTurn.then(() => nextTurn());
+    this.pendingTurn = turn;
+    void turn.then(() => {
+      if (this.pendingTurn === turn) this.pendingTurn = undefined;
+    });
+    return turn;
   }
 
   private settle(name: string, result: ProcessResult): void {

@@ -8,10 +8,9 @@ interface Pending {
   finish(result?: ProcessResult | Error): void;
 }
 
-/** Reconciles start after the event loop's next turn (real, whatever the fake timers). */
+/** Reconciles start one per turn of the event loop (real, whatever the fake timers): enough turns for every free worker's. */
 async function turn(): Promise<void> {
-  await realTurn();
-  await realTurn();
+  for (let i = 0; i < 6; i++) await realTurn();
 }
 
 /** A queue whose reconciles stay in flight until the test finishes them. */
@@ -215,6 +214,24 @@ describe('WorkQueue and the event loop', () => {
     const order: string[] = [];
     const queue = new WorkQueue({
       concurrency: 1,
+      log: silentLog,
+      process: (name) => {
+        order.push(name);
+        return Promise.resolve('done');
+      },
+    });
+    queue.start();
+    queue.addAll(['a', 'b', 'c']);
+    setImmediate(() => order.push('a socket read'));
+    await queue.idle();
+    expect(order).toEqual(['a', 'a socket read', 'b', 'c']);
+  });
+
+  it('starts one reconcile per turn of the event loop, however many workers are free', async () => {
+    vi.useRealTimers();
+    const order: string[] = [];
+    const queue = new WorkQueue({
+      concurrency: 4,
       log: silentLog,
       process: (name) => {
         order.push(name);
