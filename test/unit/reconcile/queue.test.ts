@@ -209,29 +209,14 @@ describe('WorkQueue', () => {
 });
 
 describe('WorkQueue and the event loop', () => {
-  it('gives way to the event loop before each reconcile: what arrives meanwhile is not held up by a run of them', async () => {
+  it.each([
+    ['gives way to the event loop before each reconcile: what arrives meanwhile is not held up by a run of them', 1],
+    ['starts one reconcile per turn of the event loop, however many workers are free', 4],
+  ])('%s (%i workers)', async (_, concurrency) => {
     vi.useRealTimers();
     const order: string[] = [];
     const queue = new WorkQueue({
-      concurrency: 1,
-      log: silentLog,
-      process: (name) => {
-        order.push(name);
-        return Promise.resolve('done');
-      },
-    });
-    queue.start();
-    queue.addAll(['a', 'b', 'c']);
-    setImmediate(() => order.push('a socket read'));
-    await queue.idle();
-    expect(order).toEqual(['a', 'a socket read', 'b', 'c']);
-  });
-
-  it('starts one reconcile per turn of the event loop, however many workers are free', async () => {
-    vi.useRealTimers();
-    const order: string[] = [];
-    const queue = new WorkQueue({
-      concurrency: 4,
+      concurrency,
       log: silentLog,
       process: (name) => {
         order.push(name);
