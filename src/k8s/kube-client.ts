@@ -1,11 +1,11 @@
 // The one HTTP client of the process: JSON requests and watch streams to the API server over
-// kept-alive TLS connections. Requests share a bounded pool (a burst of writes queues for a free
-// connection instead of opening one per request); each watch holds a connection of its own pool
-// for as long as it runs, and a finished watch hands it to the next one.
+// kept-alive TLS connections. Requests share a bounded pool of our own (a burst of writes queues
+// for a free connection instead of opening one per request); each watch holds a node:https
+// connection for as long as it runs, and a finished watch hands it to the next one.
 import type { ClientRequest, IncomingMessage } from 'node:http';
 import { Agent, request, type RequestOptions } from 'node:https';
 import type { Socket } from 'node:net';
-import { DeadlineExceeded } from './deadline.js';
+import { createConnectionPool } from './connection-pool.js';
 import type { Connection } from './kube-config.js';
 
 export type Query = Record<string, string | number | boolean | undefined>;
@@ -104,28 +104,6 @@ export function lineReader(onLine: (line: string) => void): (chunk: string) => v
   };
 }
 
-/** The parsed answer of a sent request, which is aborted if it takes longer than `timeoutMs`. */
-function answerOf<T>(req: ClientRequest, method: string, path: string, timeoutMs: number): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      req.destroy(new DeadlineExceeded(`${method} ${path}: no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    req.on('error', (error) => {
-      clearTimeout(timer);
-      reject(error);
-    });
-    req.on('response', (response) => {
-      readBody(response).then((text) => {
-        clearTimeout(timer);
-        const status = response.statusCode ?? 0;
-        const parsed = parseOrText(text);
-        if (status >= 200 && status < 300) resolve(parsed as T);
-        else reject(new ApiError(status, parsed));
-      }, reject);
-    });
-  });
-}
-
 /** Feeds a sent watch request's events to `onObject` as they arrive; `onDone` once, however it ends. */
 function followWatch(req: ClientRequest, onObject: (object: unknown) => void, onDone: (error?: unknown) => void): WatchStream {
   let done = false;
@@ -173,57 +151,60 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
     rejectUnauthorized: !connection.insecure,
     ...(connection.servername ? { servername: connection.servername } : {}),
   };
-  const requests = new Agent({ ...tls, keepAlive: true, maxSockets: options.maxConnections, scheduling: 'lifo', timeout: IDLE_SOCKET_MS });
-  const watches = new Agent({ ...tls, keepAlive: true, scheduling: 'lifo' });
   const base = new URL(connection.server);
-  let opened = 0;
+  const hostname = base.hostname.replace(/^\[|\]$/g, '');
+  const port = Number(base.port || 443);
+  const prefix = base.pathname.replace(/\/$/, '');
+  const requests = createConnectionPool({ host: base.host, hostname, port, tls, maxConnections: options.maxConnections, idleMs: IDLE_SOCKET_MS, onConnection: options.onConnection });
+  const watches = new Agent({ ...tls, keepAlive: true, scheduling: 'lifo' });
+  let watchConnections = 0;
   const known = new WeakSet<Socket>();
   const countConnection = (socket: Socket): void => {
     if (known.has(socket)) return;
     known.add(socket);
     socket.once('secureConnect', () => {
-      opened++;
+      watchConnections++;
       options.onConnection?.();
     });
   };
 
-  async function start(agent: Agent, method: string, path: string, call: CallOptions): Promise<ClientRequest> {
+  async function headersFor(call: CallOptions): Promise<Record<string, string>> {
     const headers: Record<string, string> = { Accept: 'application/json' };
     const authorization = await connection.authorization();
     if (authorization !== undefined) headers.Authorization = authorization;
-    const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-    if (body !== undefined) {
-      headers['Content-Type'] = call.contentType ?? 'application/json';
-      headers['Content-Length'] = String(Buffer.byteLength(body));
-    }
-    const requestOptions: RequestOptions = {
-      agent,
-      method,
-      hostname: base.hostname.replace(/^\[|\]$/g, ''),
-      port: base.port || 443,
-      path: `${base.pathname.replace(/\/$/, '')}${path}${encodeQuery(call.query)}`,
-      headers,
-    };
-    const req = request(requestOptions);
-    req.on('socket', countConnection);
-    req.end(body);
-    return req;
+    if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
+    return headers;
   }
 
   return {
     async request<T>(method: string, path: string, call: CallOptions = {}): Promise<T> {
-      const req = await start(requests, method, path, call);
-      return answerOf<T>(req, method, path, call.timeoutMs ?? options.timeoutMs);
+      const headers = await headersFor(call);
+      const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+      const timeoutMs = call.timeoutMs ?? options.timeoutMs;
+      const response = await requests.send({ method, path: `${prefix}${path}${encodeQuery(call.query)}`, headers, body, timeoutMs });
+      const parsed = parseOrText(Buffer.concat(response.body).toString('utf8'));
+      if (response.status >= 200 && response.status < 300) return parsed as T;
+      throw new ApiError(response.status, parsed);
     },
 
     async watch(path, query, onObject, onDone) {
-      const req = await start(watches, 'GET', path, { query: { ...query, watch: true } });
+      const requestOptions: RequestOptions = {
+        agent: watches,
+        method: 'GET',
+        hostname,
+        port,
+        path: `${prefix}${path}${encodeQuery({ ...query, watch: true })}`,
+        headers: await headersFor({}),
+      };
+      const req = request(requestOptions);
+      req.on('socket', countConnection);
+      req.end();
       return followWatch(req, onObject, onDone);
     },
 
-    connectionsOpened: () => opened,
+    connectionsOpened: () => requests.opened() + watchConnections,
     close: () => {
-      requests.destroy();
+      requests.close();
       watches.destroy();
     },
   };

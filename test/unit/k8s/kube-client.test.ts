@@ -13,6 +13,7 @@ type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
 interface TestServer {
   port: number;
+  server: Server;
   /** TLS handshakes the server completed: the client's count must agree with it. */
   handshakes(): number;
 }
@@ -55,7 +56,7 @@ async function serve(handler: Handler, options: { requestCert?: boolean; host?: 
     server.once('error', reject);
     server.listen(0, options.host ?? '127.0.0.1', resolve);
   });
-  return { port: (server.address() as AddressInfo).port, handshakes: () => handshakes };
+  return { port: (server.address() as AddressInfo).port, server, handshakes: () => handshakes };
 }
 
 function connectionTo(port: number, overrides: Partial<Connection> = {}): Connection {
@@ -154,6 +155,67 @@ describe('connection reuse', () => {
     expect(server.handshakes()).toBe(kube.connectionsOpened());
     expect(onConnection).toHaveBeenCalledTimes(kube.connectionsOpened());
     expect(maxInFlight).toBeLessThanOrEqual(4);
+  });
+});
+
+describe('the connection of a request', () => {
+  it.each<[string, Handler]>([
+    ['answers with Connection: close', (req, res) => res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify({ url: req.url }))],
+    ['ends its answer by closing the connection (no length, not chunked)', (req, res) => {
+      res.useChunkedEncodingByDefault = false;
+      res.shouldKeepAlive = false;
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.write(JSON.stringify({ url: req.url }));
+      res.end();
+    }],
+  ])('is not used again once the server %s', async (_, handler) => {
+    const server = await serve(handler);
+    const kube = client(server.port, { maxConnections: 1 });
+    for (const name of ['a', 'b', 'c']) expect(await kube.request('GET', `/api/v1/namespaces/${name}`)).toEqual({ url: `/api/v1/namespaces/${name}` });
+    expect(kube.connectionsOpened()).toBe(3);
+  });
+
+  it('opens a new connection once the server closed an idle one, without an error', async () => {
+    const server = await serve((req, res) => json(res, 200, { url: req.url }));
+    const kube = client(server.port, { maxConnections: 1 });
+    expect(await kube.request('GET', '/api/v1/namespaces/a')).toEqual({ url: '/api/v1/namespaces/a' });
+    server.server.closeIdleConnections();
+    await sleep(100);
+    expect(await kube.request('GET', '/api/v1/namespaces/b')).toEqual({ url: '/api/v1/namespaces/b' });
+    expect(kube.connectionsOpened()).toBe(2);
+  });
+
+  it('reads a chunked answer of many MiB', async () => {
+    const items = Array.from({ length: 20_000 }, (_, i) => ({ metadata: { name: `cm-${i}`, annotations: { note: 'héllo ✓ '.repeat(20) } } }));
+    const server = await serve((_req, res) => {
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      // Written in pieces: Node sends them as chunks.
+      res.write('{"items":[');
+      items.forEach((item, i) => res.write(`${i === 0 ? '' : ','}${JSON.stringify(item)}`));
+      res.end(']}');
+    });
+    const answer = await client(server.port).request<{ items: unknown[] }>('GET', '/api/v1/configmaps');
+    expect(answer.items).toEqual(items);
+  });
+
+  it('refuses a path that would need escaping, before anything is sent', async () => {
+    let requests = 0;
+    const server = await serve((_req, res) => {
+      requests++;
+      json(res, 200, {});
+    });
+    await expect(client(server.port).request('GET', '/api/v1/namespaces/a b')).rejects.toThrow(/characters that must be escaped/);
+    expect(requests).toBe(0);
+  });
+
+  it('fails the requests in flight and those waiting for a connection when closed, as transient', async () => {
+    const server = await serve(() => {});
+    const kube = client(server.port, { maxConnections: 1 });
+    const calls = ['/hang-1', '/hang-2'].map((path) => kube.request('GET', path).catch((e: unknown) => e));
+    await sleep(100);
+    kube.close();
+    for (const error of await Promise.all(calls)) expect(describeApiError(error)).toMatchObject({ code: 0, reason: 'ECONNRESET', transient: true });
+    await expect(kube.request('GET', '/after')).rejects.toMatchObject({ code: 'ECONNRESET' });
   });
 });
 
