@@ -36,7 +36,8 @@ function otherOwners(existing: Resource, ours: readonly OwnerReference[]): Owner
  * over consumes its adopt annotation.
  */
 export function mergeCopy(desired: Resource, existing: Resource): Resource {
-  const merged = structuredClone(desired);
+  // Its metadata is built anew; its maps are the desired copy's, shared (see renderCopy).
+  const merged: Resource = { ...desired };
   const ours = desired.metadata.ownerReferences ?? [];
   const previous = recordedTemplateKeys(existing.metadata);
   const want = desired.metadata;

@@ -2,10 +2,14 @@ import { describe, expect, it, vi } from 'vitest';
 import { controllerRef, copyOf, distribution, foreign, namespace, seedSample, T0, terminating } from '../../test/unit/builders.js';
 import { tallyActions } from './plan-preview.js';
 import { planDistribution, planNamespace, previewDistribution, previewTally, writesHeldBack } from './plan.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, CONDITION_TYPES, type Action, type Condition, type DistributionStatus, type NamespaceInfo, type OwnerReference, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, CONDITION_TYPES, type Action, type Condition, type DistributionStatus, type NamespaceInfo, type OwnerReference, type PlannedAction, type Resource, type ResolvedDistribution, type WritePolicy } from './types.js';
 
 const rd = distribution('shared').configMap('settings', { a: '1' }).build();
 const otherRdRef = controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'other');
+
+function metadataOf(actions: readonly (Action | PlannedAction)[]): object[] {
+  return actions.flatMap((action) => ('object' in action ? [action.object.metadata] : []));
+}
 
 function summary(action: Action): string {
   return action.type === 'conflict' ? `${action.namespace}:conflict:${action.reason}` : `${action.namespace}:${action.type}`;
@@ -269,18 +273,29 @@ describe('previewDistribution (what admission says a distribution will do)', () 
     expect(previewTally({ distribution: seed, namespaces, existing, now: T0 })).toEqual(tallyActions(planned));
   });
 
-  it('renders no copy: a template is never cloned per target namespace', () => {
-    const all = distribution('everywhere').configMap('settings', { big: 'x'.repeat(100_000) }).allNamespaces().build();
-    const many = Array.from({ length: 500 }, (_, i) => namespace(`team-${i}`));
+  const big = distribution('everywhere').configMap('settings', { big: 'x'.repeat(100_000) }).allNamespaces().build();
+  const many = Array.from({ length: 500 }, (_, i) => namespace(`team-${i}`));
+  const older = distribution('everywhere').configMap('settings', { big: 'y'.repeat(100_000) }).allNamespaces().build();
+  const staleCopies = new Map(many.map((ns) => [ns.name, copyOf(older, ns.name).build()]));
+  it.each<[string, () => readonly (Action | PlannedAction)[], Action['type']]>([
+    ['a preview of creates', () => previewDistribution({ distribution: big, namespaces: many, existing: new Map(), now: T0 }), 'create'],
+    ['a plan of creates', () => planDistribution({ distribution: big, namespaces: many, existing: new Map(), now: T0 }), 'create'],
+    ['a plan of updates (every copy holds an older template)', () => planDistribution({ distribution: big, namespaces: many, existing: staleCopies, now: T0 }), 'update'],
+  ])('%s clones no template per target namespace, and changes none', (_, plan, type) => {
+    const before = structuredClone(big.spec.resource);
     const clone = vi.spyOn(globalThis, 'structuredClone');
     try {
-      const preview = previewDistribution({ distribution: all, namespaces: many, existing: new Map(), now: T0 });
-      expect(preview).toHaveLength(500);
-      expect(preview.every((action) => action.type === 'create')).toBe(true);
+      const actions = plan();
+      expect(actions).toHaveLength(500);
+      expect(actions.every((action) => action.type === type)).toBe(true);
       expect(clone).not.toHaveBeenCalled();
     } finally {
       clone.mockRestore();
     }
+    expect(big.spec.resource).toEqual(before);
+    // Each copy's metadata is its own: the writer may change it (its resourceVersion) without touching another's.
+    const rendered = metadataOf(plan());
+    expect(new Set(rendered).size).toBe(rendered.length);
   });
 });
 

@@ -158,7 +158,9 @@ function render(template: Resource, rd: ResourceDistribution, namespace: string,
 /**
  * The desired copy in `namespace` (no resourceVersion/uid): template + our metadata. `hash` is
  * hashResource(rd.spec.resource); a caller rendering many namespaces passes it in, because hashing
- * a large template once per namespace would dominate a pass.
+ * a large template once per namespace would dominate a pass. Like `desiredView`, it shares the
+ * template's data maps (a clone per namespace of a 1 MiB template would dominate it too): its
+ * metadata is its own, its maps are never to be changed in place.
  */
 export function renderCopy(
   rd: ResolvedDistribution,
@@ -166,7 +168,7 @@ export function renderCopy(
   now: Date,
   hash: string = hashResource(rd.spec.resource),
 ): Resource {
-  return render(structuredClone(rd.spec.resource), rd, namespace, now, hash);
+  return render(rd.spec.resource, rd, namespace, now, hash);
 }
 
 /**
