@@ -8,6 +8,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
 import { fmtMs } from './report.js';
+import { describeWork } from './scale-report.js';
 import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from './bench-kube.js';
 import { watchObjects } from './object-watch.js';
 import { procMemoryBytes, requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, workBetween, type Product } from './product.js';
@@ -74,13 +75,16 @@ export interface NewNamespaces {
  * Namespaces created by `create`, each timed from its create response until `expected` objects
  * matching `selector` are visible in it.
  */
+/** How long new namespaces may take to get their copies, unless a caller allows more. */
+const NEW_NAMESPACE_WAIT_MS = 120_000;
+
 async function timedNewNamespaces(
   kube: BenchKube,
   namespaces: readonly string[],
   selector: string,
   expected: number,
   create: (namespaces: readonly string[]) => Promise<CreateCalls>,
-  waitMs = 120_000,
+  waitMs = NEW_NAMESPACE_WAIT_MS,
 ): Promise<NewNamespaces> {
   const wanted = new Set(namespaces);
   const seen = new Map<string, Set<string>>();
@@ -142,15 +146,12 @@ function namespaceWork(before: Scrape, after: Scrape): NamespaceWork {
   };
 }
 
-const describeWork = (work: NamespaceWork): string =>
-  `namespace creations admitted ${work.admitted}, generated ${work.generated}, generations skipped ${work.skipped}, longest event-loop delay ${fmtMs(work.eventLoopDelayMaxMs)}`;
-
 /**
  * Namespaces of the scale group created at `perSecond`: the product writes their 11 copies. A
  * namespace whose webhook call the product did not answer in time (it fails open) gets its copies
  * from the reconciler, after the passes ahead of it: up to `waitMs`.
  */
-async function newNamespaces(kube: BenchKube, product: Product, prefix: string, count: number, perSecond: number, waitMs = 120_000): Promise<NewNamespaces & { product: NamespaceWork }> {
+async function newNamespaces(kube: BenchKube, product: Product, prefix: string, count: number, perSecond: number, waitMs = NEW_NAMESPACE_WAIT_MS): Promise<NewNamespaces & { product: NamespaceWork }> {
   const before = await product.scrape();
   try {
     const timed = await timedNewNamespaces(
