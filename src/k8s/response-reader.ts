@@ -26,7 +26,10 @@ interface Head {
   close: boolean;
 }
 
-function applyHeader(head: Head, name: string, value: string): void {
+/** Only three headers matter here; the API server sends half a dozen more (Audit-Id, Date, ...). */
+function applyHeader(head: Head, name: string, rawValue: string): void {
+  if (name !== 'content-length' && name !== 'transfer-encoding' && name !== 'connection') return;
+  const value = rawValue.trim().toLowerCase();
   if (name === 'content-length') {
     if (!/^\d+$/.test(value) || (head.length !== undefined && head.length !== Number(value))) throw new MalformedResponse(`bad Content-Length: ${value}`);
     head.length = Number(value);
@@ -42,7 +45,7 @@ function parseHead(text: string, bodiless: boolean): Head {
   for (const line of lines.slice(1)) {
     const colon = line.indexOf(':');
     if (colon <= 0) throw new MalformedResponse(`malformed header line: ${JSON.stringify(line.slice(0, 80))}`);
-    applyHeader(head, line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1).trim().toLowerCase());
+    applyHeader(head, line.slice(0, colon).trim().toLowerCase(), line.slice(colon + 1));
   }
   if (bodiless) head.length = 0;
   return head;
