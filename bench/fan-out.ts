@@ -3,7 +3,8 @@
 // client-go write loop (client-go's HTTP/2 transport, no client rate limit, as many workers as
 // the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape (data,
 // label, annotations, the ownerReference to the distribution), seen by the same kind of watch:
-// the fastest honest way to make the same writes from this machine.
+// the fastest honest way to make the same writes from this machine. The two sides' update rounds
+// alternate.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -106,45 +107,124 @@ class GoLoop {
   }
 }
 
-async function productSide(kube: BenchKube, product: Product, fleet: Fleet, m: number, rounds: number, pids: CpuPids): Promise<FanOutResult['product']> {
-  const name = fleetDistributionName(0);
-  const tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
-  const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${name}`, (type, object, atMs) => {
-    if (type !== 'DELETED') tracker.observe(object, atMs);
-  });
-  try {
-    const first = await waitForQuiet(product);
-    tracker.expect((hash) => hash !== '');
+/** One side's update round: its time, and the CPU each process spent meanwhile. */
+interface Round {
+  ms: number;
+  cpu: CpuSpent;
+}
+
+/** The product's copies of the fan-out distribution, watched: created once, then updated a round at a time. */
+class ProductRounds {
+  private readonly name = fleetDistributionName(0);
+  private readonly tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
+  readonly writes: number[] = [];
+
+  private constructor(
+    private readonly kube: BenchKube,
+    private readonly product: Product,
+    private readonly m: number,
+    private readonly pids: CpuPids,
+    private watch: { stop(): void } | undefined = undefined,
+  ) {}
+
+  static async start(kube: BenchKube, product: Product, m: number, pids: CpuPids): Promise<ProductRounds> {
+    const rounds = new ProductRounds(kube, product, m, pids);
+    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${rounds.name}`, (type, object, atMs) => {
+      if (type !== 'DELETED') rounds.tracker.observe(object, atMs);
+    });
+    return rounds;
+  }
+
+  async create(fleet: Fleet): Promise<number> {
+    await waitForQuiet(this.product);
+    this.tracker.expect((hash) => hash !== '');
     const created = performance.now();
     await fleet.addDistributions(1);
-    const createMs = (await tracker.lastReachedAfter(m, `${m} copies of ${name}`)) - created;
-    const rows: { ms: number; writes: number; cpu: CpuSpent }[] = [];
-    for (let round = 0; round < rounds; round++) {
-      const before = await waitForQuiet(product);
-      const oldHash = tracker.latest.values().next().value ?? '';
-      tracker.expect((hash) => hash !== oldHash);
-      const cpu = await startCpuMeter(pids);
-      const started = performance.now();
-      await kube.updateDistribution(name, (rd) => {
-        rd.spec.resource = fleetDistribution(0, round + 2).spec.resource;
-      });
-      const ms = (await tracker.lastReachedAfter(m, `${m} copies of ${name} updated`)) - started;
-      const spent = await cpu();
-      rows.push({ ms, writes: requestsBetween(before, await waitForQuiet(product)).writes, cpu: spent });
-    }
-    const last = await product.scrape();
-    return {
-      createMs,
-      updateMs: median(rows.map((r) => r.ms)),
-      updateRoundsMs: rows.map((r) => r.ms),
-      updateCpu: medianCpu(rows.map((r) => r.cpu)),
-      updateWrites: median(rows.map((r) => r.writes)),
-      connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
-      requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
-    };
-  } finally {
-    watch.stop();
+    return (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created;
   }
+
+  async update(round: number): Promise<Round> {
+    const before = await waitForQuiet(this.product);
+    const oldHash = this.tracker.latest.values().next().value ?? '';
+    this.tracker.expect((hash) => hash !== oldHash);
+    const cpu = await startCpuMeter(this.pids);
+    const started = performance.now();
+    await this.kube.updateDistribution(this.name, (rd) => {
+      rd.spec.resource = fleetDistribution(0, round + 2).spec.resource;
+    });
+    const ms = (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name} updated`)) - started;
+    const spent = await cpu();
+    this.writes.push(requestsBetween(before, await waitForQuiet(this.product)).writes);
+    return { ms, cpu: spent };
+  }
+
+  stop(): void {
+    this.watch?.stop();
+  }
+}
+
+/** The Go loop's ConfigMaps, watched: created once, then replaced a round at a time. */
+class LoopRounds {
+  private readonly tracker = new Tracker((object) => object.data.revision ?? '');
+  readonly loopCpuMs: number[] = [];
+  connections = 0;
+
+  private constructor(
+    private readonly loop: GoLoop,
+    private readonly m: number,
+    private readonly pids: CpuPids,
+    private watch: { stop(): void } | undefined = undefined,
+  ) {}
+
+  static async start(kube: BenchKube, loop: GoLoop, m: number, pids: CpuPids): Promise<LoopRounds> {
+    const rounds = new LoopRounds(loop, m, pids);
+    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
+      if (type !== 'DELETED') rounds.tracker.observe(object, atMs);
+    });
+    return rounds;
+  }
+
+  async create(): Promise<number> {
+    this.tracker.expect((revision) => revision === '1');
+    const created = await this.loop.run('create', 1);
+    this.connections = created.connections;
+    return (await this.tracker.lastReachedAfter(this.m, 'baseline ConfigMaps created')) - created.startedAt;
+  }
+
+  async update(round: number): Promise<Round> {
+    const revision = String(round + 2);
+    this.tracker.expect((value) => value === revision);
+    const meter = await startCpuMeter(this.pids);
+    const updated = await this.loop.run('update', round + 2);
+    const ms = (await this.tracker.lastReachedAfter(this.m, 'baseline ConfigMaps replaced')) - updated.startedAt;
+    const cpu = await meter();
+    this.loopCpuMs.push(updated.cpuMs);
+    this.connections = Math.max(this.connections, updated.connections);
+    return { ms, cpu };
+  }
+
+  stop(): void {
+    this.watch?.stop();
+  }
+}
+
+function summaryOf(createMs: number, rounds: readonly Round[]): FanOutSide {
+  return { createMs, updateMs: median(rounds.map((r) => r.ms)), updateRoundsMs: rounds.map((r) => r.ms), updateCpu: medianCpu(rounds.map((r) => r.cpu)) };
+}
+
+/**
+ * The product's and the loop's update rounds alternate, and which goes first alternates too: a
+ * machine whose pace drifts over the section (the API server's caches, etcd's compactions) then
+ * weighs on both alike, where all of one side's rounds before the other's would favour one.
+ */
+async function updateRounds(product: ProductRounds, loop: LoopRounds, count: number): Promise<{ product: Round[]; loop: Round[] }> {
+  const rounds = { product: [] as Round[], loop: [] as Round[] };
+  for (let round = 0; round < count; round++) {
+    const productRound = async (): Promise<void> => void rounds.product.push(await product.update(round));
+    const loopRound = async (): Promise<void> => void rounds.loop.push(await loop.update(round));
+    for (const side of round % 2 === 0 ? [productRound, loopRound] : [loopRound, productRound]) await side();
+  }
+  return rounds;
 }
 
 const SOURCE_NAMESPACE = 'bench-fan-out-source';
@@ -192,57 +272,49 @@ async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: 
   }
 }
 
-async function baselineSide(kube: BenchKube, loop: GoLoop, m: number, rounds: number, pids: CpuPids): Promise<FanOutResult['baseline']> {
-  const tracker = new Tracker((object) => object.data.revision ?? '');
-  const watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
-    if (type !== 'DELETED') tracker.observe(object, atMs);
-  });
-  try {
-    tracker.expect((revision) => revision === '1');
-    const created = await loop.run('create', 1);
-    const createMs = (await tracker.lastReachedAfter(m, 'baseline ConfigMaps created')) - created.startedAt;
-    const roundsMs: number[] = [];
-    const cpu: CpuSpent[] = [];
-    const loopCpuMs: number[] = [];
-    let connections = created.connections;
-    for (let round = 0; round < rounds; round++) {
-      const revision = String(round + 2);
-      tracker.expect((value) => value === revision);
-      const meter = await startCpuMeter(pids);
-      const updated = await loop.run('update', round + 2);
-      roundsMs.push((await tracker.lastReachedAfter(m, 'baseline ConfigMaps replaced')) - updated.startedAt);
-      cpu.push(await meter());
-      loopCpuMs.push(updated.cpuMs);
-      connections = Math.max(connections, updated.connections);
-    }
-    return { createMs, updateMs: median(roundsMs), updateRoundsMs: roundsMs, updateCpu: medianCpu(cpu), loopCpuMs: median(loopCpuMs), connections, errors: 0 };
-  } finally {
-    watch.stop();
-  }
-}
-
 export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize; kubeconfigPath: string; planeDir: string }): Promise<FanOutResult> {
   const { kube, product, fleet, size } = options;
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
   const pids = { product: product.pid, apiserver: await serverPid(options.planeDir, 'kube-apiserver'), etcd: await serverPid(options.planeDir, 'etcd') };
-  const productResult = await productSide(kube, product, fleet, m, size.fanOut.rounds, pids);
-  const source = await sourceSide(kube, product, m, size.fanOut.rounds);
-  const owner = await kube.getDistribution(fleetDistributionName(0));
-  const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, owner);
-  const baseline = await baselineSide(kube, loop, m, size.fanOut.rounds, pids);
-  // The baseline's ConfigMaps would otherwise count in the later sections' API server load.
-  await loop.run('delete', 0);
-  return {
-    namespaces: m,
-    machineCores: availableParallelism(),
-    applyParallelism: product.applyParallelism,
-    rounds: size.fanOut.rounds,
-    product: productResult,
-    baseline,
-    source,
-    createRate: baseline.createMs / productResult.createMs,
-    updateRate: baseline.updateMs / productResult.updateMs,
-    sourceRate: baseline.updateMs / source.updateMs,
-  };
+  const first = await product.scrape();
+  const productRounds = await ProductRounds.start(kube, product, m, pids);
+  let loopRounds: LoopRounds | undefined;
+  let loop: GoLoop | undefined;
+  try {
+    const productCreateMs = await productRounds.create(fleet);
+    loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, await kube.getDistribution(fleetDistributionName(0)));
+    loopRounds = await LoopRounds.start(kube, loop, m, pids);
+    const loopCreateMs = await loopRounds.create();
+    const rounds = await updateRounds(productRounds, loopRounds, size.fanOut.rounds);
+    const last = await product.scrape();
+    const productResult = {
+      ...summaryOf(productCreateMs, rounds.product),
+      updateWrites: median(productRounds.writes),
+      connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
+      requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
+    };
+    const baseline = { ...summaryOf(loopCreateMs, rounds.loop), loopCpuMs: median(loopRounds.loopCpuMs), connections: loopRounds.connections, errors: 0 };
+    // The baseline's ConfigMaps would otherwise count in the source's rounds and the later sections' API server load.
+    await loop.run('delete', 0);
+    loop = undefined;
+    const source = await sourceSide(kube, product, m, size.fanOut.rounds);
+    return {
+      namespaces: m,
+      machineCores: availableParallelism(),
+      applyParallelism: product.applyParallelism,
+      rounds: size.fanOut.rounds,
+      product: productResult,
+      baseline,
+      source,
+      createRate: baseline.createMs / productResult.createMs,
+      updateRate: baseline.updateMs / productResult.updateMs,
+      sourceRate: baseline.updateMs / source.updateMs,
+    };
+  } finally {
+    productRounds.stop();
+    loopRounds?.stop();
+    // After a failure, which is what the section reports: its ConfigMaps would weigh on the sections after it.
+    await loop?.run('delete', 0).catch((error: unknown) => console.error(`[bench] fan-out: deleting the loop's ConfigMaps failed: ${String(error)}`));
+  }
 }

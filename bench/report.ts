@@ -142,7 +142,7 @@ function renderFanOut(result: FanOutResult): string {
       `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism) creating, then replacing, ` +
       `${result.namespaces} ConfigMaps of the same shape (data, label, annotations, the ownerReference to the distribution), from its first request until all are visible through the same kind of watch. ` +
       `Source changed: a distribution with \`spec.source\` over the same namespaces; the source ConfigMap is replaced and the time runs until every copy carries it (rounds ${result.source.updateRoundsMs.map(fmtMs).join(', ')}), against the same client-go replace loop. ` +
-      `Rate = baseline time / product time (1.00 = as fast as client-go). Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}.`,
+      `Rate = baseline time / product time (1.00 = as fast as client-go). The product's and the loop's update rounds alternate, and so does which of them goes first. Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}.`,
     '',
     table(
       ['', 'product', 'client-go loop', 'rate vs client-go'],
