@@ -94,14 +94,19 @@ export class BenchKube {
     return list.items;
   }
 
-  /** Read-modify-write of the spec, retried on conflicts (the controller writes status meanwhile). */
-  async updateDistribution(name: string, change: (rd: ResourceDistribution) => void): Promise<void> {
+  /**
+   * Read-modify-write of the spec, retried on conflicts (the controller writes status meanwhile).
+   * Returns when the last replace was sent (performance.now()): the change's own request, the read
+   * before it aside.
+   */
+  async updateDistribution(name: string, change: (rd: ResourceDistribution) => void): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       const rd = await this.getDistribution(name);
       change(rd);
+      const sent = performance.now();
       try {
         await this.custom.replaceClusterCustomObject({ ...RD, name, body: rd });
-        return;
+        return sent;
       } catch (error) {
         if (!isConflict(error) || attempt >= 10) throw error;
       }
