@@ -100,10 +100,11 @@ class PooledConnection {
 
   private ended(): void {
     const exchange = this.exchange;
-    if (exchange === undefined) return;
     this.exchange = undefined;
-    // Destroyed first: settling hands the connection back, and a half-closed one must not be reused.
+    // Destroyed first: settling hands the connection back, and a half-closed one must not be
+    // reused; an idle one the server closed is not taken again before its 'close' event.
     this.socket.destroy();
+    if (exchange === undefined) return;
     try {
       exchange.settle({ response: exchange.reader.end() });
     } catch (error) {
@@ -172,8 +173,8 @@ export function createConnectionPool(options: PoolOptions): ConnectionPool {
   }
 
   function acquire(): Promise<PooledConnection> {
-    const reused = idle.pop();
-    if (reused !== undefined) {
+    for (let reused = idle.pop(); reused !== undefined; reused = idle.pop()) {
+      if (reused.socket.destroyed) continue;
       reused.stopIdle();
       return Promise.resolve(reused);
     }
