@@ -1,5 +1,6 @@
 // Watches of the resources the caches follow, as one event per decoded line, with one `onDone`.
 import type { WatchCallbacks, WatchEvent, WatchHandle, WatchOptions } from './cluster-api.js';
+import { decodeWatchLine } from './held-event.js';
 import type { KubeClient, Query } from './kube-client.js';
 
 /** `path`: the collection, already scoped to options.namespace when there is one. */
@@ -14,12 +15,13 @@ export async function startWatch(client: KubeClient, path: string, options: Watc
   return client.watch(
     path,
     query,
-    (line) => {
-      const event = line as WatchEvent;
+    (decoded) => {
+      const event = decoded as WatchEvent;
       // Only drop what we never read.
       if (event.object.metadata) delete event.object.metadata.managedFields;
       callbacks.onEvent(event);
     },
     (error) => callbacks.onDone(error),
+    (line) => decodeWatchLine(line, options.held),
   );
 }

@@ -39,6 +39,12 @@ export interface WatchOptions {
   fieldSelector?: string;
   /** The API server ends the watch after this long; the caller then resumes from the last resourceVersion. */
   timeoutSeconds: number;
+  /**
+   * Whether the caller already holds the object under this key ("namespace/name", or "name") at
+   * this resourceVersion, as after our own write: its event is then passed on as a BOOKMARK of that
+   * version instead of being decoded (the same no-change the caller would make of it, for less CPU).
+   */
+  held?: (key: string, resourceVersion: string) => boolean;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';

@@ -37,8 +37,8 @@ export interface WatchStream {
 
 export interface KubeClient {
   request<T>(method: string, path: string, options?: CallOptions): Promise<T>;
-  /** GET with `watch=true`: one call per decoded line; `onDone` once, with the error if it failed. */
-  watch(path: string, query: Query, onObject: (object: unknown) => void, onDone: (error?: unknown) => void): Promise<WatchStream>;
+  /** GET with `watch=true`: one call per decoded line (JSON.parse unless `decode` is given); `onDone` once, with the error if it failed. */
+  watch(path: string, query: Query, onObject: (object: unknown) => void, onDone: (error?: unknown) => void, decode?: (line: string) => unknown): Promise<WatchStream>;
   /** TLS connections opened so far (requests and watches). */
   connectionsOpened(): number;
   close(): void;
@@ -105,7 +105,7 @@ export function lineReader(onLine: (line: string) => void): (chunk: string) => v
 }
 
 /** Feeds a sent watch request's events to `onObject` as they arrive; `onDone` once, however it ends. */
-function followWatch(req: ClientRequest, onObject: (object: unknown) => void, onDone: (error?: unknown) => void): WatchStream {
+function followWatch(req: ClientRequest, onObject: (object: unknown) => void, onDone: (error?: unknown) => void, decode: (line: string) => unknown): WatchStream {
   let done = false;
   const finish = (error?: unknown): void => {
     if (done) return;
@@ -121,7 +121,7 @@ function followWatch(req: ClientRequest, onObject: (object: unknown) => void, on
     }
     response.setEncoding('utf8');
     const feed = lineReader((line) => {
-      if (!done) onObject(JSON.parse(line) as unknown);
+      if (!done) onObject(decode(line));
     });
     response.on('data', (chunk: string) => {
       try {
@@ -187,7 +187,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
       throw new ApiError(response.status, parsed);
     },
 
-    async watch(path, query, onObject, onDone) {
+    async watch(path, query, onObject, onDone, decode = (line: string): unknown => JSON.parse(line)) {
       const requestOptions: RequestOptions = {
         agent: watches,
         method: 'GET',
@@ -199,7 +199,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
       const req = request(requestOptions);
       req.on('socket', countConnection);
       req.end();
-      return followWatch(req, onObject, onDone);
+      return followWatch(req, onObject, onDone, decode);
     },
 
     connectionsOpened: () => requests.opened() + watchConnections,

@@ -2,7 +2,7 @@
 // informer it never gives up: any failure restarts the watch with backoff (relisting when the
 // resourceVersion is too old), and a watchdog restarts a watch that went silent.
 import type { Logger } from '../log.js';
-import type { ListResult, WatchCallbacks, WatchEvent, WatchHandle } from './cluster-api.js';
+import type { ListResult, WatchCallbacks, WatchEvent, WatchHandle, WatchOptions } from './cluster-api.js';
 import { describeApiError } from './errors.js';
 import type { Store, Stored, StoreChange } from './store.js';
 
@@ -10,7 +10,7 @@ export interface ReflectorOptions<T extends Stored> {
   /** For logs: `namespaces`, `secrets`... */
   resource: string;
   list(): Promise<ListResult<T>>;
-  watch(options: { resourceVersion: string; timeoutSeconds: number }, callbacks: WatchCallbacks): Promise<WatchHandle>;
+  watch(options: Pick<WatchOptions, 'resourceVersion' | 'timeoutSeconds' | 'held'>, callbacks: WatchCallbacks): Promise<WatchHandle>;
   store: Store<T>;
   /** Trims what is kept in memory (e.g. a namespace down to name, uid, labels). */
   transform?: (object: T) => T;
@@ -91,7 +91,7 @@ export class Reflector<T extends Stored> {
     this.armWatchdog(generation);
     try {
       const handle = await this.options.watch(
-        { resourceVersion: this.resourceVersion, timeoutSeconds: this.timeoutSeconds },
+        { resourceVersion: this.resourceVersion, timeoutSeconds: this.timeoutSeconds, held: (key, version) => this.options.store.holds(key, version) },
         {
           onEvent: (event) => {
             if (generation === this.generation) this.handleEvent(event, generation);

@@ -50,6 +50,11 @@ export class Store<T extends Stored> {
     return this.items.get(key);
   }
 
+  /** Whether the object under `key` is held at exactly this resourceVersion (an event of it would change nothing). */
+  holds(key: string, resourceVersion: string): boolean {
+    return this.items.get(key)?.metadata.resourceVersion === resourceVersion;
+  }
+
   list(): T[] {
     return [...this.items.values()];
   }

@@ -10,7 +10,7 @@ const item = (name: string, resourceVersion: string): Item => ({ metadata: { nam
 
 /** A scripted API: what lists return, and a handle on the current watch. */
 function scripted() {
-  const state = { items: [item('a', '1')], version: '1', lists: 0, watches: [] as { from: string; callbacks: WatchCallbacks; stopped: boolean }[] };
+  const state = { items: [item('a', '1')], version: '1', lists: 0, watches: [] as { from: string; held?: (key: string, resourceVersion: string) => boolean; callbacks: WatchCallbacks; stopped: boolean }[] };
   const changes: StoreChange<Item>[] = [];
   const store = new Store<Item>();
   const reflector = new Reflector<Item>({
@@ -27,7 +27,7 @@ function scripted() {
       return Promise.resolve({ items: structuredClone(state.items), resourceVersion: state.version });
     },
     watch: (options, callbacks) => {
-      const watch = { from: options.resourceVersion, callbacks, stopped: false };
+      const watch = { from: options.resourceVersion, held: options.held, callbacks, stopped: false };
       state.watches.push(watch);
       return Promise.resolve({ stop: () => (watch.stopped = true) });
     },
@@ -57,6 +57,17 @@ describe('Reflector', () => {
     s.current().callbacks.onEvent({ type: 'DELETED', object: item('b', '4') });
     expect(s.store.keys()).toEqual(['a']);
     expect(s.changes.map((c) => `${c.old?.metadata.name ?? '-'}>${c.current?.metadata.name ?? '-'}`)).toEqual(['->a', '->b', 'a>a', 'b>-']);
+    s.reflector.stop();
+  });
+
+  it('tells its watch which versions its store holds, so that their events need no decoding', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const held = s.current().held!;
+    expect([held('a', '1'), held('a', '2'), held('b', '1')]).toEqual([true, false, false]);
+    s.current().callbacks.onEvent({ type: 'MODIFIED', object: item('a', '2') });
+    expect([held('a', '1'), held('a', '2')]).toEqual([false, true]);
     s.reflector.stop();
   });
 
