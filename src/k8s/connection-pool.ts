@@ -50,7 +50,6 @@ interface Exchange {
 
 class PooledConnection {
   exchange: Exchange | undefined;
-  closed = false;
   private idleTimer: NodeJS.Timeout | undefined;
 
   constructor(
@@ -62,7 +61,6 @@ class PooledConnection {
     socket.on('end', () => this.ended());
     socket.on('error', (error: Error) => this.fail(error));
     socket.on('close', () => {
-      this.closed = true;
       this.stopIdle();
       // A close with an exchange still open and no error before it: the server hung up.
       if (this.exchange !== undefined) this.ended();
@@ -183,7 +181,7 @@ export function createConnectionPool(options: PoolOptions): ConnectionPool {
   }
 
   function release(connection: PooledConnection): void {
-    if (connection.closed || connection.socket.destroyed) return;
+    if (connection.socket.destroyed) return;
     const next = waiting.shift();
     if (next !== undefined) return next.give(connection);
     connection.idle(options.idleMs);
