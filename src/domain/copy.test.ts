@@ -202,6 +202,17 @@ describe('mergeCopy: keys an earlier template put on the copy', () => {
     expect(isInSync(rdAfter, merged)).toBe(true);
   });
 
+  it('copies carrying different records, merged in turn, each lose the keys of their own record', () => {
+    const other = distribution('shared').configMap('settings', { a: '1' }).templateLabels({ env: 'prod' }).build();
+    const copies = [existing().build(), copyOf(other, 'ns-2').label('added-by', 'someone').build(), existing().build()];
+    const merged = copies.map((copy) => mergeCopy(renderCopy(after((b) => b), copy.metadata.namespace ?? '', T1), copy).metadata.labels);
+    expect(merged).toEqual([
+      { 'added-by': 'someone', [LABEL_DISTRIBUTION]: 'shared' },
+      { 'added-by': 'someone', [LABEL_DISTRIBUTION]: 'shared' },
+      { 'added-by': 'someone', [LABEL_DISTRIBUTION]: 'shared' },
+    ]);
+  });
+
   it('a copy still carrying an earlier record is out of sync, even where the rest matches', () => {
     const plain = distribution('shared').configMap('settings', { a: '1' }).build();
     const stale = copyOf(plain, 'ns-1').annotation(ANNOTATION_TEMPLATE_METADATA, '{"labels":["tier"]}').label('tier', 'gold').build();

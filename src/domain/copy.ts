@@ -1,6 +1,6 @@
 // Copies: render, merge over an existing object, ownership and drift.
 import { effectiveType, isDistributionRef, mapsEqual } from './ownership.js';
-import { recordedTemplateKeys, withoutDropped } from './template-metadata.js';
+import { mergedKeys, recordedTemplateKeys } from './template-metadata.js';
 import { ANNOTATION_ADOPT, ANNOTATION_TEMPLATE_METADATA, type OwnerReference, type Resource } from './types.js';
 
 export { renderCopy, controllerRefTo } from './render.js';
@@ -22,11 +22,13 @@ function union(a: readonly string[] | undefined, b: readonly string[] | undefine
 
 /** Owner references to keep: not a controller (there can be only one: ours), not a stale one of ours. */
 function otherOwners(existing: Resource, ours: readonly OwnerReference[]): OwnerReference[] {
-  const ourNames = new Set(ours.map((ref) => ref.name));
   return (existing.metadata.ownerReferences ?? []).filter(
-    (ref) => ref.controller !== true && !(isDistributionRef(ref) && ourNames.has(ref.name)),
+    (ref) => ref.controller !== true && !(isDistributionRef(ref) && ours.some((own) => own.name === ref.name)),
   );
 }
+
+/** Annotations a write never keeps from the object it replaces: its record is the template's (or none), adoption is consumed. */
+const REPLACED_ANNOTATIONS = [ANNOTATION_TEMPLATE_METADATA, ANNOTATION_ADOPT];
 
 /**
  * What to PUT over `existing`: the desired copy wins; labels and annotations others added are
@@ -41,12 +43,10 @@ export function mergeCopy(desired: Resource, existing: Resource): Resource {
   const ours = desired.metadata.ownerReferences ?? [];
   const previous = recordedTemplateKeys(existing.metadata);
   const want = desired.metadata;
-  const annotations = { ...withoutDropped(existing.metadata.annotations, [...previous.annotations, ANNOTATION_TEMPLATE_METADATA], want.annotations), ...want.annotations };
-  delete annotations[ANNOTATION_ADOPT];
   merged.metadata = {
     ...merged.metadata,
-    labels: { ...withoutDropped(existing.metadata.labels, previous.labels, want.labels), ...want.labels },
-    annotations,
+    labels: mergedKeys(existing.metadata.labels, previous.labels, want.labels),
+    annotations: mergedKeys(existing.metadata.annotations, previous.annotations, want.annotations, REPLACED_ANNOTATIONS),
     ownerReferences: [...otherOwners(existing, ours), ...ours],
   };
   const finalizers = union(existing.metadata.finalizers, desired.metadata.finalizers);

@@ -30,9 +30,11 @@ export function controllerOf(object: Resource): OwnerReference | undefined {
   return object.metadata.ownerReferences?.find((ref) => ref.controller === true);
 }
 
+const GROUP_PREFIX = `${GROUP}/`;
+
 /** Any version of our group counts: the name is what identifies a cluster-scoped distribution. */
 export function isDistributionRef(ref: OwnerReference, name?: string): boolean {
-  return ref.kind === KIND && ref.apiVersion.split('/')[0] === GROUP && (name === undefined || ref.name === name);
+  return ref.kind === KIND && (ref.apiVersion === GROUP || ref.apiVersion.startsWith(GROUP_PREFIX)) && (name === undefined || ref.name === name);
 }
 
 /**

@@ -21,7 +21,7 @@ import {
 } from './types.js';
 
 /** Metadata the API server sets: a template copied from a live object may carry it, a copy must not. */
-const SERVER_SET_METADATA = [
+const SERVER_SET_METADATA: ReadonlySet<string> = new Set([
   'uid',
   'resourceVersion',
   'creationTimestamp',
@@ -33,7 +33,7 @@ const SERVER_SET_METADATA = [
   'generateName',
   'selfLink',
   'namespace',
-] as const;
+]);
 
 export function controllerRefTo(rd: ResourceDistribution): OwnerReference {
   return {
@@ -92,26 +92,39 @@ function templateRecord(template: ObjectMeta): string | undefined {
   return cached.record;
 }
 
-function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date, hash: string): ObjectMeta {
-  const metadata: ObjectMeta = { ...template };
-  for (const key of SERVER_SET_METADATA) delete metadata[key];
+/** A copy's metadata in no namespace yet; frozen, with frozen maps (every copy of a pass shares them). */
+function sharedMetadata(template: ObjectMeta, rd: ResourceDistribution, now: Date, hash: string): ObjectMeta {
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(template)) if (!SERVER_SET_METADATA.has(key)) kept[key] = value;
+  const metadata = kept as ObjectMeta;
   const owner = ownership(rd);
   const record = templateRecord(template);
-  const annotations: Record<string, string> = {
+  metadata.labels = Object.freeze({ ...template.labels, [LABEL_DISTRIBUTION]: rd.metadata.name });
+  metadata.annotations = Object.freeze({
     ...without(template.annotations, OUR_ANNOTATIONS),
     ...owner.annotations,
     ...(record === undefined ? {} : { [ANNOTATION_TEMPLATE_METADATA]: record }),
     [ANNOTATION_FROM]: rd.metadata.name,
     [ANNOTATION_HASH]: hash,
     [ANNOTATION_TIMESTAMP]: toRfc3339(now),
-  };
-  return {
-    ...metadata,
-    namespace,
-    labels: { ...template.labels, [LABEL_DISTRIBUTION]: rd.metadata.name },
-    annotations,
-    ownerReferences: owner.ownerReferences,
-  };
+  });
+  metadata.ownerReferences = Object.freeze(owner.ownerReferences.map((ref) => Object.freeze(ref))) as OwnerReference[];
+  return Object.freeze(metadata);
+}
+
+/**
+ * Nothing of a copy's metadata but its namespace depends on the namespace: a pass over many
+ * namespaces (one template, distribution, hash and time) builds it once, per template object.
+ */
+const shared = new WeakMap<ObjectMeta, { rd: ResourceDistribution; hash: string; ms: number; metadata: ObjectMeta }>();
+
+function copyMetadata(template: ObjectMeta, rd: ResourceDistribution, namespace: string, now: Date, hash: string): ObjectMeta {
+  let known = shared.get(template);
+  if (known === undefined || known.rd !== rd || known.hash !== hash || known.ms !== now.getTime()) {
+    known = { rd, hash, ms: now.getTime(), metadata: sharedMetadata(template, rd, now, hash) };
+    shared.set(template, known);
+  }
+  return { ...known.metadata, namespace };
 }
 
 /**
@@ -146,7 +159,7 @@ function canonicalizeBase64(copy: Resource): void {
   if (map !== undefined) copy[field] = map;
 }
 
-/** Never mutates `template`: the copy's own metadata and any map it changes are new objects. */
+/** Never mutates `template`: the copy's metadata is its own object, and any map it changes is a new one. */
 function render(template: Resource, rd: ResourceDistribution, namespace: string, now: Date, hash: string): Resource {
   const copy: Resource = { ...template, metadata: copyMetadata(template.metadata ?? {}, rd, namespace, now, hash) };
   canonicalizeBase64(copy);
@@ -159,8 +172,9 @@ function render(template: Resource, rd: ResourceDistribution, namespace: string,
  * The desired copy in `namespace` (no resourceVersion/uid): template + our metadata. `hash` is
  * hashResource(rd.spec.resource); a caller rendering many namespaces passes it in, because hashing
  * a large template once per namespace would dominate a pass. Like `desiredView`, it shares the
- * template's data maps (a clone per namespace of a 1 MiB template would dominate it too): its
- * metadata is its own, its maps are never to be changed in place.
+ * template's data maps (a clone per namespace of a 1 MiB template would dominate it too), and
+ * copies rendered with the same time share their labels, annotations and ownerReferences (frozen):
+ * its metadata object is its own, its maps are never to be changed in place.
  */
 export function renderCopy(
   rd: ResolvedDistribution,

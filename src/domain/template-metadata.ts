@@ -28,19 +28,36 @@ function strings(value: unknown): string[] {
 /** The keys a copy's record names; none when it has no record or one that cannot be read (edited by hand). */
 export function recordedTemplateKeys(metadata: ObjectMeta): TemplateKeys {
   const value = metadata.annotations?.[ANNOTATION_TEMPLATE_METADATA];
-  if (value === undefined) return { labels: [], annotations: [] };
+  if (value === undefined) return NO_KEYS;
+  // Every copy of a template carries the same record: a pass over many reads it once.
+  if (value !== lastRead.value) lastRead = { value, keys: parseRecord(value) };
+  return lastRead.keys;
+}
+
+const NO_KEYS: TemplateKeys = Object.freeze({ labels: Object.freeze([]), annotations: Object.freeze([]) });
+let lastRead: { value: string | undefined; keys: TemplateKeys } = { value: undefined, keys: NO_KEYS };
+
+function parseRecord(value: string): TemplateKeys {
   try {
     const parsed: unknown = JSON.parse(value);
     const record = typeof parsed === 'object' && parsed !== null ? (parsed as Record<string, unknown>) : {};
-    return { labels: strings(record.labels), annotations: strings(record.annotations) };
+    return Object.freeze({ labels: Object.freeze(strings(record.labels)), annotations: Object.freeze(strings(record.annotations)) });
   } catch {
-    return { labels: [], annotations: [] };
+    return NO_KEYS;
   }
 }
 
-/** `existing` without the keys `previous` lists that `desired` no longer has. */
-export function withoutDropped(existing: StringMap, previous: readonly string[], desired: StringMap): Record<string, string> {
-  const kept = { ...existing };
-  for (const key of previous) if (desired?.[key] === undefined) delete kept[key];
-  return kept;
+/**
+ * A copy's labels or annotations once written: the keys of `existing` that neither `previous`
+ * lists while `desired` no longer has them, nor `replaced` names, then all of `desired`'s.
+ */
+export function mergedKeys(existing: StringMap, previous: readonly string[], desired: StringMap, replaced: readonly string[] = []): Record<string, string> {
+  const merged: Record<string, string> = {};
+  if (existing !== undefined) {
+    for (const key of Object.keys(existing)) {
+      if (replaced.includes(key) || (desired?.[key] === undefined && previous.includes(key))) continue;
+      merged[key] = existing[key] as string;
+    }
+  }
+  return Object.assign(merged, desired);
 }
