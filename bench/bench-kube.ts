@@ -8,6 +8,7 @@ import { GROUP, PLURAL, VERSION, type ResolvedDistribution, type ResourceDistrib
 import { isAlreadyExists, isConflict } from '../src/k8s/errors.js';
 import { mapBounded } from '../src/bounded.js';
 import { distribution } from '../test/unit/builders.js';
+import { KeptAliveConnection } from './kept-alive.js';
 
 const RD = { group: GROUP, version: VERSION, plural: PLURAL };
 
@@ -33,6 +34,7 @@ export function groupDistribution(name: string, kind: 'ConfigMap' | 'Secret', gr
 export class BenchKube {
   readonly core: CoreV1Api;
   readonly custom: CustomObjectsApi;
+  private connection: KeptAliveConnection | undefined;
 
   constructor(readonly kc: KubeConfig) {
     this.core = kc.makeApiClient(CoreV1Api);
@@ -95,17 +97,19 @@ export class BenchKube {
   }
 
   /**
-   * Read-modify-write of the spec, retried on conflicts (the controller writes status meanwhile).
-   * Returns when the last replace was sent (performance.now()): the change's own request, the read
-   * before it aside.
+   * Read-modify-write of the spec, retried on conflicts (the controller writes status meanwhile),
+   * over a kept-alive connection the read has opened (see kept-alive.ts). Returns when the last
+   * replace was sent (performance.now()): the change's own request, the read before it aside.
    */
   async updateDistribution(name: string, change: (rd: ResourceDistribution) => void): Promise<number> {
+    const path = `/apis/${GROUP}/${VERSION}/${PLURAL}/${encodeURIComponent(name)}`;
+    const connection = await this.keptAlive();
     for (let attempt = 1; ; attempt++) {
-      const rd = await this.getDistribution(name);
+      const rd = await connection.get<ResourceDistribution>(path);
       change(rd);
-      const sent = performance.now();
+      let sent = 0;
       try {
-        await this.custom.replaceClusterCustomObject({ ...RD, name, body: rd });
+        await connection.put(path, rd, () => (sent = performance.now()));
         return sent;
       } catch (error) {
         if (!isConflict(error) || attempt >= 10) throw error;
@@ -132,10 +136,28 @@ export class BenchKube {
     return versions;
   }
 
-  /** Returns the new resourceVersion. */
-  async replaceConfigMap(body: V1ConfigMap): Promise<string> {
-    const replaced = await this.core.replaceNamespacedConfigMap({ namespace: body.metadata?.namespace ?? '', name: body.metadata?.name ?? '', body });
-    return replaced.metadata?.resourceVersion ?? '';
+  /**
+   * Replaces it over a kept-alive connection that a read of it has opened (see kept-alive.ts),
+   * whatever resourceVersion it stands at. Returns when the replace was sent (performance.now()).
+   */
+  async replaceConfigMap(body: V1ConfigMap): Promise<number> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(body.metadata?.namespace ?? '')}/configmaps/${encodeURIComponent(body.metadata?.name ?? '')}`;
+    const connection = await this.keptAlive();
+    await connection.get<V1ConfigMap>(path);
+    let sent = 0;
+    await connection.put(path, body, () => (sent = performance.now()));
+    return sent;
+  }
+
+  /** Closes the kept-alive connection, if one was opened. */
+  close(): void {
+    this.connection?.close();
+    this.connection = undefined;
+  }
+
+  private async keptAlive(): Promise<KeptAliveConnection> {
+    this.connection ??= await KeptAliveConnection.open(this.kc);
+    return this.connection;
   }
 }
 

@@ -260,8 +260,7 @@ async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: 
       await waitForQuiet(product);
       const revision = String(round + 2);
       tracker.expect((value) => value === revision);
-      const started = performance.now();
-      await kube.replaceConfigMap(sourceConfigMap(round + 2));
+      const started = await kube.replaceConfigMap(sourceConfigMap(round + 2));
       roundsMs.push((await tracker.lastReachedAfter(m, `${m} copies following the source`)) - started);
     }
     // Its copies would otherwise count in the later sections.

@@ -124,6 +124,7 @@ async function main(): Promise<number> {
     result.failures.push({ section: 'setup', message: error instanceof Error ? error.message : String(error) });
     say(`setup FAILED: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
   } finally {
+    world?.kube.close();
     await stopAll(latest(world, product), plane, result);
   }
 
