@@ -83,7 +83,7 @@ const LARGE: BenchSize = {
     crowd: { distributions: 100, excludedNames: 10_000 },
   },
   propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
-  fanOut: { namespaces: 3000, rounds: 3 },
+  fanOut: { namespaces: 3000, rounds: 5 },
   steadyState: { idleSeconds: 90 },
   contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
   largeAuthor: { namespaces: 10_000, rounds: 3 },
@@ -119,7 +119,7 @@ const SIZES: Record<SizeName, BenchSize> = {
   },
   large: LARGE,
   // large, with the fan-out over 10,000 namespaces (`--size xl --only fan-out`).
-  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, rounds: 3 } },
+  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, rounds: 5 } },
 };
 
 export interface BenchArgs {
