@@ -2,22 +2,19 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer, type Server } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { KubeConfig } from '@kubernetes/client-node';
-import { generate } from 'selfsigned';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { KeptAliveConnection } from '../../bench/kept-alive.js';
 import { isConflict } from '../../src/k8s/errors.js';
+import { createCertificateAuthority, issueServingCert, type KeyAndCert } from '../control-plane/pki.js';
 
-let pems: { cert: string; key: string };
+let ca: KeyAndCert;
+let serving: KeyAndCert;
 const servers: Server[] = [];
 const connections: KeptAliveConnection[] = [];
 
 beforeAll(async () => {
-  const generated = await generate([{ name: 'commonName', value: '127.0.0.1' }], {
-    algorithm: 'sha256',
-    keySize: 2048,
-    extensions: [{ name: 'subjectAltName', altNames: [{ type: 7, ip: '127.0.0.1' }] }],
-  });
-  pems = { cert: generated.cert, key: generated.private };
+  ca = await createCertificateAuthority('bench-test-ca');
+  serving = await issueServingCert(ca, '127.0.0.1');
 }, 30_000);
 
 afterEach(async () => {
@@ -38,7 +35,7 @@ interface Seen {
 async function serve(answer: (seen: Seen) => { status: number; body: unknown; delayMs?: number }): Promise<{ seen: Seen[]; port: number }> {
   const seen: Seen[] = [];
   let handshakes = 0;
-  const server = createServer({ key: pems.key, cert: pems.cert }, (req: IncomingMessage, res: ServerResponse) => {
+  const server = createServer({ key: serving.key, cert: serving.cert }, (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
@@ -63,7 +60,7 @@ async function serve(answer: (seen: Seen) => { status: number; body: unknown; de
 async function open(port: number): Promise<KeptAliveConnection> {
   const kc = new KubeConfig();
   kc.loadFromOptions({
-    clusters: [{ name: 'test', server: `https://127.0.0.1:${port}`, caData: Buffer.from(pems.cert).toString('base64'), skipTLSVerify: false }],
+    clusters: [{ name: 'test', server: `https://127.0.0.1:${port}`, caData: Buffer.from(ca.cert).toString('base64'), skipTLSVerify: false }],
     users: [{ name: 'admin', token: 'secret-token' }],
     contexts: [{ name: 'test', cluster: 'test', user: 'admin' }],
     currentContext: 'test',
