@@ -129,9 +129,7 @@ class ProductRounds {
 
   static async start(kube: BenchKube, product: Product, m: number, pids: CpuPids): Promise<ProductRounds> {
     const rounds = new ProductRounds(kube, product, m, pids);
-    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${rounds.name}`, (type, object, atMs) => {
-      if (type !== 'DELETED') rounds.tracker.observe(object, atMs);
-    });
+    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${rounds.name}`, rounds.tracker.listener());
     return rounds;
   }
 
@@ -178,9 +176,7 @@ class LoopRounds {
 
   static async start(kube: BenchKube, loop: GoLoop, m: number, pids: CpuPids): Promise<LoopRounds> {
     const rounds = new LoopRounds(loop, m, pids);
-    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, (type, object, atMs) => {
-      if (type !== 'DELETED') rounds.tracker.observe(object, atMs);
-    });
+    rounds.watch = await watchObjects(kube.kc, ['ConfigMap'], `${BASELINE_LABEL}=fan-out`, rounds.tracker.listener());
     return rounds;
   }
 
@@ -241,9 +237,7 @@ function sourceConfigMap(revision: number): V1ConfigMap {
  */
 async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: number): Promise<FanOutResult['source']> {
   const tracker = new Tracker((object) => object.data.revision ?? '');
-  const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${SOURCE_NAME}`, (type, object, atMs) => {
-    if (type !== 'DELETED') tracker.observe(object, atMs);
-  });
+  const watch = await watchObjects(kube.kc, ['ConfigMap'], `${LABEL_DISTRIBUTION}=${SOURCE_NAME}`, tracker.listener());
   try {
     await kube.createNamespaces([SOURCE_NAMESPACE], {}, 1);
     await kube.createConfigMaps([SOURCE_NAMESPACE], () => sourceConfigMap(1), 1);

@@ -27,7 +27,7 @@ export class KeptAliveConnection {
     return this.send<T>('GET', path);
   }
 
-  /** Resolves with the answer; `sent` is told when the request's bytes are handed to the socket. */
+  /** Resolves with the answer; `sent` is told as the request goes out (written to a kept-alive socket, or queued for one still opening). */
   put<T>(path: string, body: unknown, sent?: () => void): Promise<T> {
     return this.send<T>('PUT', path, JSON.stringify(body), sent);
   }

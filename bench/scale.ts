@@ -199,9 +199,7 @@ async function stormUpdate(kube: BenchKube, name: string, index: number, refused
 async function updateOne(kube: BenchKube, index: number, count: number, revision: number): Promise<number> {
   const name = names()[index] ?? '';
   const tracker = new Tracker((object) => object.annotations[ANNOTATION_HASH] ?? '');
-  const watch = await watchObjects(kube.kc, [kindOf(index)], `${LABEL_DISTRIBUTION}=${name}`, (type, object, atMs) => {
-    if (type !== 'DELETED') tracker.observe(object, atMs);
-  });
+  const watch = await watchObjects(kube.kc, [kindOf(index)], `${LABEL_DISTRIBUTION}=${name}`, tracker.listener());
   try {
     tracker.expect((hash) => hash !== '');
     await tracker.lastReachedAfter(count, `${count} copies of ${name}`);

@@ -18,9 +18,9 @@ export function eventVersion(line: string): { key: string; resourceVersion: stri
 
 /** The event of a watch line: a BOOKMARK of its version when `held` says nothing would change, else the line decoded. */
 export function decodeWatchLine(line: string, held: ((key: string, resourceVersion: string) => boolean) | undefined): WatchEvent {
-  const version = held === undefined ? undefined : eventVersion(line);
-  if (version !== undefined && held !== undefined && held(version.key, version.resourceVersion)) {
-    return { type: 'BOOKMARK', object: { metadata: { resourceVersion: version.resourceVersion } } };
+  if (held !== undefined) {
+    const version = eventVersion(line);
+    if (version !== undefined && held(version.key, version.resourceVersion)) return { type: 'BOOKMARK', object: { metadata: { resourceVersion: version.resourceVersion } } };
   }
   return JSON.parse(line) as WatchEvent;
 }
