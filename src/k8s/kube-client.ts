@@ -53,6 +53,12 @@ export interface KubeClientOptions {
   onConnection?: () => void;
 }
 
+/**
+ * Names the product to the API server: its audit log and a written object's managedFields say
+ * "resource-distributor" (the field manager is the User-Agent up to its first "/"), not "unknown".
+ */
+export const USER_AGENT = 'resource-distributor';
+
 // Idle kept-alive connections are closed before the API server's own idle timeout (90 s) could
 // close one under a request that is just being sent.
 const IDLE_SOCKET_MS = 30_000;
@@ -169,7 +175,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
   };
 
   async function headersFor(call: CallOptions): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { Accept: 'application/json' };
+    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
     const authorization = await connection.authorization();
     if (authorization !== undefined) headers.Authorization = authorization;
     if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';

@@ -1,5 +1,6 @@
 // Which labels and annotations reach copies: a source managed by Helm, Argo CD, Flux and
-// cert-manager passes none of their markers on (the rest of its metadata goes), and
+// cert-manager passes none of their markers on (the rest of its metadata goes), the API server
+// names the product as the copies' field manager, and
 // spec.copyMetadata narrows what reaches copies for a template or a source alike; changing the
 // rules rewrites each copy exactly once.
 import { describe, expect, it } from 'vitest';
@@ -58,6 +59,9 @@ describe('copy metadata', () => {
     console.log(`source metadata: labels ${JSON.stringify({ ...MARKED_LABELS, team: 'a' })}, annotations ${JSON.stringify({ ...MARKED_ANNOTATIONS, note: 'kept' })}`);
     console.log(`copy metadata (ours left out): ${JSON.stringify(theirs(copy))}`);
     expect(theirs(copy)).toEqual({ labels: { team: 'a' }, annotations: { note: 'kept' } });
+    // The API server records who wrote the copy's fields by the writer's User-Agent.
+    const managers = (copy?.metadata as { managedFields?: { manager?: string }[] } | undefined)?.managedFields?.map((entry) => entry.manager);
+    expect(managers).toEqual(['resource-distributor']);
   });
 
   it('narrows what reaches copies with spec.copyMetadata, and rewrites each copy once when the rules change', async () => {

@@ -254,10 +254,12 @@ describe('TLS', () => {
 });
 
 describe('requests', () => {
-  it('sends the Authorization header of the moment on every request and watch', async () => {
+  it('sends the Authorization header of the moment, and the User-Agent, on every request and watch', async () => {
     const seen: (string | undefined)[] = [];
+    const agents = new Set<string | undefined>();
     const server = await serve((req, res) => {
       seen.push(req.headers.authorization);
+      agents.add(req.headers['user-agent']);
       if (req.url?.includes('watch=true')) res.writeHead(200).end();
       else json(res, 200, {});
     });
@@ -273,6 +275,7 @@ describe('requests', () => {
     await kube.request('GET', '/d');
 
     expect(seen).toEqual(['Bearer one', 'Bearer one', 'Bearer two', 'Bearer two', undefined]);
+    expect([...agents]).toEqual(['resource-distributor']);
   });
 
   const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'team-a' }, stringData: { note: 'héllo ✓' } };
