@@ -19,7 +19,6 @@ import { groupDistribution } from './bench-kube.js';
 import { imageRuntime } from './entry-command.js';
 import { parseMetrics, type Scrape } from './scrape.js';
 
-export const APPLY_PARALLELISM = 16;
 /** Sweeps cost nothing at steady state; a short interval lets the steady-state section watch several. */
 export const SWEEP_INTERVAL_SECONDS = 10;
 
@@ -140,7 +139,6 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
     RD_CERT_DIR: certDir,
     RD_LOG_LEVEL: process.env.RD_BENCH_LOG ?? 'warn',
     RD_SWEEP_INTERVAL: `${SWEEP_INTERVAL_SECONDS}s`,
-    RD_APPLY_PARALLELISM: String(APPLY_PARALLELISM),
     RD_SAR_CACHE_TTL: `${sarCacheTtlMs / 1000}s`,
     RD_LEADER_ELECTION: 'false',
     RD_SHUTDOWN_TIMEOUT: '2s',
@@ -166,12 +164,14 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
     const scrape = (): Promise<Scrape> => scrapeOnce(port);
     await waitForWebhooks(kc, scrape);
     const pid = child.pid ?? 0;
+    // The product's own defaults (RD_APPLY_PARALLELISM included), as users run it.
+    const config = loadConfig(env);
     return {
       port,
       pid,
-      applyParallelism: APPLY_PARALLELISM,
+      applyParallelism: config.applyParallelism,
       sarCacheTtlMs,
-      bodyLimitBytes: loadConfig(env).bodyLimitBytes,
+      bodyLimitBytes: config.bodyLimitBytes,
       certificates: stored.bundle,
       scrape,
       memory: async () => {

@@ -269,7 +269,7 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel: r.oneOf('RD_LOG_LEVEL', 'info', LOG_LEVELS),
     sweepIntervalMs: r.duration('RD_SWEEP_INTERVAL', '5m', 1000),
     concurrency: r.integer('RD_CONCURRENCY', 4, 1, 256),
-    applyParallelism: r.integer('RD_APPLY_PARALLELISM', 16, 1, 1024),
+    applyParallelism: r.integer('RD_APPLY_PARALLELISM', 32, 1, 1024),
     forbiddenNamespaces: r.list('RD_FORBIDDEN_NAMESPACES', []),
     allowedKinds: readAllowedKinds(r),
     namespaceGeneration: r.boolean('RD_NAMESPACE_GENERATION', true),

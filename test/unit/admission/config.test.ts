@@ -86,7 +86,7 @@ describe('loadConfig', () => {
     expect(controllerSettings(config)).toEqual({
       sweepIntervalMs: 300_000,
       concurrency: 8,
-      applyParallelism: 16,
+      applyParallelism: 32,
       // The controller's own namespace is never written to.
       forbiddenNamespaces: ['ops'],
       namespaceGeneration: true,
