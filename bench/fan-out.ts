@@ -61,14 +61,23 @@ export const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
 const BASELINE_NAME = 'bench-baseline';
 const CONNECTIONS = 'resource_distributor_api_connections_total';
 
-interface LoopAnswer {
+export interface LoopAnswer {
   objects: number;
   errors: number;
   firstError: string;
   connections: number;
+  wallMs: number;
   cpuMs: number;
   /** When the loop's clock started (after its warm-up request), Unix ms. */
   startedAtUnixMs: number;
+}
+
+/** Runs the Go write loop (test/control-plane/write-loop) once; its write errors are this call's error. */
+export async function runGoLoop(binary: string, args: readonly string[]): Promise<LoopAnswer> {
+  const { stdout } = await promisify(execFile)(binary, [...args], { maxBuffer: 1 << 20 });
+  const answer = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoopAnswer;
+  if (answer.errors > 0) throw new Error(`the Go loop (-mode ${args[args.indexOf('-mode') + 1] ?? '?'}) had ${answer.errors} errors: ${answer.firstError}`);
+  return answer;
 }
 
 /** The Go loop over every namespace; returns its answer with the start on this process's performance clock. */
@@ -100,9 +109,7 @@ class GoLoop {
   }
 
   async run(mode: 'create' | 'update' | 'delete', revision: number): Promise<LoopAnswer & { startedAt: number }> {
-    const { stdout } = await promisify(execFile)(this.binary, [...this.args, '-mode', mode, '-revision', String(revision)], { maxBuffer: 1 << 20 });
-    const answer = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as LoopAnswer;
-    if (answer.errors > 0) throw new Error(`the Go loop (${mode}) had ${answer.errors} errors: ${answer.firstError}`);
+    const answer = await runGoLoop(this.binary, [...this.args, '-mode', mode, '-revision', String(revision)]);
     return { ...answer, startedAt: answer.startedAtUnixMs - performance.timeOrigin };
   }
 }

@@ -6,20 +6,20 @@
 // the CPU per write of kube-apiserver and of the writer itself. Rounds of every transport and
 // parallelism alternate, in an order reversed every other round. Tells what the product's write
 // path costs the API server compared with client-go's, apart from the controller around it.
-import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { connect, type ClientHttp2Session } from 'node:http2';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { cpuUsage } from 'node:process';
-import { parseArgs, promisify } from 'node:util';
+import { parseArgs } from 'node:util';
 import { mapBounded } from '../src/bounded.js';
 import { createKubeClient, type KubeClient } from '../src/k8s/kube-client.js';
 import { connectionFromKubeconfigFile, type Connection } from '../src/k8s/kube-config.js';
 import { ensureBenchProgram, startControlPlane } from '../test/control-plane/index.js';
 import { BenchKube, numberedNames } from './bench-kube.js';
 import { processCpuMs, serverPid } from './process-cpu.js';
+import { runGoLoop } from './fan-out.js';
 import { median } from './stats.js';
 
 const { values } = parseArgs({
@@ -42,15 +42,20 @@ function configMap(namespace: string, revision: number): object {
 
 const path = (namespace: string): string => `/api/v1/namespaces/${namespace}/configmaps/${NAME}`;
 
-function ownPool(connection: Connection, namespaces: readonly string[], parallelism: number): { write: Writer; close(): void } {
-  const client: KubeClient = createKubeClient(connection, { maxConnections: parallelism, timeoutMs: 60_000 });
-  const write: Writer = async (revision) => {
+/** A writer in this process: one `put` per namespace, `parallelism` at a time, timed with this process's CPU. */
+function inProcess(namespaces: readonly string[], parallelism: number, put: (namespace: string, revision: number) => Promise<unknown>): Writer {
+  return async (revision) => {
     const cpu = cpuUsage();
     const started = performance.now();
-    await mapBounded(namespaces, parallelism, (ns) => client.request('PUT', path(ns), { body: configMap(ns, revision) }));
+    await mapBounded(namespaces, parallelism, (ns) => put(ns, revision));
     const spent = cpuUsage(cpu);
     return { ms: performance.now() - started, cpuMs: (spent.user + spent.system) / 1000 };
   };
+}
+
+function ownPool(connection: Connection, namespaces: readonly string[], parallelism: number): { write: Writer; close(): void } {
+  const client: KubeClient = createKubeClient(connection, { maxConnections: parallelism, timeoutMs: 60_000 });
+  const write = inProcess(namespaces, parallelism, (ns, revision) => client.request('PUT', path(ns), { body: configMap(ns, revision) }));
   return { write, close: () => client.close() };
 }
 
@@ -64,6 +69,7 @@ function nodeHttp2(connection: Connection, namespaces: readonly string[], parall
       stream.on('response', (headers) => (status = Number(headers[':status'])));
       stream.on('data', (chunk: Buffer) => chunks.push(chunk));
       stream.on('end', () => {
+        // Parsed as the other writers parse their answers, so that their CPU compares.
         JSON.parse(Buffer.concat(chunks).toString('utf8'));
         if (status < 300) resolve();
         else reject(new Error(`PUT ${namespace}: HTTP ${status}`));
@@ -71,21 +77,13 @@ function nodeHttp2(connection: Connection, namespaces: readonly string[], parall
       stream.on('error', reject);
       stream.end(text);
     });
-  const write: Writer = async (revision) => {
-    const cpu = cpuUsage();
-    const started = performance.now();
-    await mapBounded(namespaces, parallelism, (ns) => put(ns, JSON.stringify(configMap(ns, revision))));
-    const spent = cpuUsage(cpu);
-    return { ms: performance.now() - started, cpuMs: (spent.user + spent.system) / 1000 };
-  };
+  const write = inProcess(namespaces, parallelism, (ns, revision) => put(ns, JSON.stringify(configMap(ns, revision))));
   return { write, close: () => session.close() };
 }
 
 function clientGo(binary: string, args: readonly string[], parallelism: number): Writer {
   return async (revision) => {
-    const { stdout } = await promisify(execFile)(binary, [...args, '-concurrency', String(parallelism), '-mode', 'update', '-revision', String(revision)], { maxBuffer: 1 << 20 });
-    const answer = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as { wallMs: number; cpuMs: number; errors: number; firstError: string };
-    if (answer.errors > 0) throw new Error(`the Go loop had ${answer.errors} errors: ${answer.firstError}`);
+    const answer = await runGoLoop(binary, [...args, '-concurrency', String(parallelism), '-mode', 'update', '-revision', String(revision)]);
     return { ms: answer.wallMs, cpuMs: answer.cpuMs };
   };
 }
@@ -115,7 +113,7 @@ async function main(): Promise<void> {
     await writeFile(join(dir, 'namespaces'), `${namespaces.join('\n')}\n`);
     await writeFile(join(dir, 'payload.json'), JSON.stringify(DATA));
     const args = ['-kubeconfig', plane.kubeconfigPath, '-namespaces', join(dir, 'namespaces'), '-name', NAME, '-label', `${LABEL}=x`, '-payload', join(dir, 'payload.json')];
-    await promisify(execFile)(binary, [...args, '-concurrency', '16', '-mode', 'create', '-revision', '1']);
+    await runGoLoop(binary, [...args, '-concurrency', '16', '-mode', 'create', '-revision', '1']);
     const connection = connectionFromKubeconfigFile(plane.kubeconfigPath);
     const writers: [string, Writer][] = [];
     for (const p of parallelisms) {

@@ -25,6 +25,9 @@ function strings(value: unknown): string[] {
   return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
 }
 
+const NO_KEYS: TemplateKeys = Object.freeze({ labels: Object.freeze([]), annotations: Object.freeze([]) });
+let lastRead: { value: string | undefined; keys: TemplateKeys } = { value: undefined, keys: NO_KEYS };
+
 /** The keys a copy's record names; none when it has no record or one that cannot be read (edited by hand). */
 export function recordedTemplateKeys(metadata: ObjectMeta): TemplateKeys {
   const value = metadata.annotations?.[ANNOTATION_TEMPLATE_METADATA];
@@ -33,9 +36,6 @@ export function recordedTemplateKeys(metadata: ObjectMeta): TemplateKeys {
   if (value !== lastRead.value) lastRead = { value, keys: parseRecord(value) };
   return lastRead.keys;
 }
-
-const NO_KEYS: TemplateKeys = Object.freeze({ labels: Object.freeze([]), annotations: Object.freeze([]) });
-let lastRead: { value: string | undefined; keys: TemplateKeys } = { value: undefined, keys: NO_KEYS };
 
 function parseRecord(value: string): TemplateKeys {
   try {

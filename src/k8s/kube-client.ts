@@ -57,7 +57,7 @@ export interface KubeClientOptions {
  * Names the product to the API server: its audit log and a written object's managedFields say
  * "resource-distributor" (the field manager is the User-Agent up to its first "/"), not "unknown".
  */
-export const USER_AGENT = 'resource-distributor';
+const USER_AGENT = 'resource-distributor';
 
 // Idle kept-alive connections are closed before the API server's own idle timeout (90 s) could
 // close one under a request that is just being sent.
