@@ -29,6 +29,8 @@ export interface FanOutSide {
   /** Start -> M objects visible with the new content (median of the rounds). */
   updateMs: number;
   updateRoundsMs: number[];
+  /** Start -> the first object visible with the new content (median of the update rounds): what comes before writing. */
+  firstCopyMs: number;
   /** CPU spent over an update round, from its first request until every copy is seen (median of the rounds). */
   updateCpu: CpuSpent;
 }
@@ -117,6 +119,8 @@ class GoLoop {
 /** One side's update round: its time, and the CPU each process spent meanwhile. */
 interface Round {
   ms: number;
+  /** Start -> the first object seen with the new content. */
+  firstMs: number;
   cpu: CpuSpent;
 }
 
@@ -158,9 +162,10 @@ class ProductRounds {
       rd.spec.resource = fleetDistribution(0, round + 2).spec.resource;
     });
     const ms = (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name} updated`)) - started;
+    const firstMs = (this.tracker.firstReached() ?? Number.NaN) - started;
     const spent = await cpu();
     this.writes.push(requestsBetween(before, await waitForQuiet(this.product)).writes);
-    return { ms, cpu: spent };
+    return { ms, firstMs, cpu: spent };
   }
 
   stop(): void {
@@ -200,10 +205,11 @@ class LoopRounds {
     const meter = await startCpuMeter(this.pids);
     const updated = await this.loop.run('update', round + 2);
     const ms = (await this.tracker.lastReachedAfter(this.m, 'baseline ConfigMaps replaced')) - updated.startedAt;
+    const firstMs = (this.tracker.firstReached() ?? Number.NaN) - updated.startedAt;
     const cpu = await meter();
     this.loopCpuMs.push(updated.cpuMs);
     this.connections = Math.max(this.connections, updated.connections);
-    return { ms, cpu };
+    return { ms, firstMs, cpu };
   }
 
   stop(): void {
@@ -212,7 +218,13 @@ class LoopRounds {
 }
 
 function summaryOf(createMs: number, rounds: readonly Round[]): FanOutSide {
-  return { createMs, updateMs: median(rounds.map((r) => r.ms)), updateRoundsMs: rounds.map((r) => r.ms), updateCpu: medianCpu(rounds.map((r) => r.cpu)) };
+  return {
+    createMs,
+    updateMs: median(rounds.map((r) => r.ms)),
+    updateRoundsMs: rounds.map((r) => r.ms),
+    firstCopyMs: median(rounds.map((r) => r.firstMs)),
+    updateCpu: medianCpu(rounds.map((r) => r.cpu)),
+  };
 }
 
 /**

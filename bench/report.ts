@@ -154,7 +154,8 @@ function renderFanOut(result: FanOutResult): string {
     ),
     '',
     `Connections: the product opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section; the client-go loop dialled ${baseline.connections} per run. ` +
-      `Product writes per update: ${product.updateWrites}.`,
+      `Product writes per update: ${product.updateWrites}. ` +
+      `The first copy shows the new content ${fmtMs(product.firstCopyMs)} after the update request (median; admission, the watch event and the first slice of the plan come before the first write), the loop's first ConfigMap ${fmtMs(baseline.firstCopyMs)} after its first request.`,
     '',
     `CPU time over an update round (median; ${result.machineCores} cores, so a round of T seconds has ${result.machineCores}·T CPU-seconds to share): ` +
       `product's rounds: the product ${fmtMs(product.updateCpu.product)}, kube-apiserver ${fmtMs(product.updateCpu.apiserver)}, etcd ${fmtMs(product.updateCpu.etcd)}, the whole machine ${fmtMs(product.updateCpu.machine)}; ` +

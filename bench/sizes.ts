@@ -109,7 +109,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'default',
     admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3, crowd: { distributions: 100, excludedNames: 10_000 } },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
-    fanOut: { namespaces: 300, rounds: 7 },
+    fanOut: { namespaces: 300, rounds: 15 },
     steadyState: { idleSeconds: 60 },
     contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },

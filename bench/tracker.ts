@@ -47,6 +47,11 @@ export class Tracker {
     this.reached.clear();
   }
 
+  /** When the first object showed the wanted value (performance.now() ms); undefined while none has. */
+  firstReached(): number | undefined {
+    return this.reached.size === 0 ? undefined : Math.min(...this.reached.values());
+  }
+
   /** When the m-th object showed the wanted value (performance.now() ms), once m have. */
   async lastReachedAfter(m: number, what: string, timeoutMs = 60_000 + m * 200): Promise<number> {
     await waitUntil(what, () => this.reached.size >= m, timeoutMs, () => `${this.reached.size} of ${m}`);

@@ -65,6 +65,11 @@ export function planNamespace(
 
 const WRITES: ReadonlySet<Action['type']> = new Set(['create', 'update', 'recreate']);
 
+/** Whether the action writes a copy (a delete removes one). */
+export function writesCopy(action: Action): boolean {
+  return WRITES.has(action.type);
+}
+
 /**
  * Writes outside the reconciler's passes (the namespace generator, the pod materialiser) see one
  * namespace, not every target, so under writePolicy strict they cannot tell whether a conflict

@@ -3,7 +3,7 @@
 import type { KindKey } from '../domain/kinds.js';
 import type { Action, Outcome, Resource } from '../domain/types.js';
 import type { ApiErrorInfo } from '../k8s/errors.js';
-import { mapBounded } from '../bounded.js';
+import { mapBounded, mapBoundedBatches } from '../bounded.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 
 /** One action of a plan, with the kind it concerns (deletes carry no object to tell it). */
@@ -13,6 +13,9 @@ export interface Planned {
 }
 
 export type ApplyAll = (planned: readonly Planned[], signal: AbortSignal, failures?: ReadonlyMap<string, ApiErrorInfo>) => Promise<WriteOutcome[]>;
+
+/** ApplyAll over a plan that comes a slice at a time: a slice's writes start while the next is made. */
+export type ApplyAsPlanned = (slices: AsyncIterable<readonly Planned[]>, signal: AbortSignal, failures?: ReadonlyMap<string, ApiErrorInfo>) => Promise<WriteOutcome[]>;
 
 function getFailure(action: Action, info: ApiErrorInfo): Outcome {
   return { action, ok: false, verb: 'get', message: `${info.reason}: ${info.message}`, transient: info.transient };
@@ -33,15 +36,22 @@ export function deleteOf(copy: Resource): Action {
   return { type: 'delete', namespace, name, uid, ...(resourceVersion === undefined ? {} : { resourceVersion }) };
 }
 
+/** What applying one action comes to: its write, or the failure that stands in for it. */
+function applyOne(writer: CopyWriter, signal: AbortSignal, failures: ReadonlyMap<string, ApiErrorInfo> | undefined): (planned: Planned) => Promise<WriteOutcome> {
+  return ({ action, kind }) => {
+    if (signal.aborted) return Promise.resolve(skipped(action));
+    const failed = action.type === 'delete' ? undefined : failures?.get(action.namespace);
+    return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, kind);
+  };
+}
+
 /**
  * Applies every planned action (none stops the others), unless leadership is lost meanwhile. A
  * namespace whose read failed gets that failure instead of a write (deletes go ahead).
  */
-export function createActionApplier(writer: CopyWriter, parallelism: number): ApplyAll {
-  return (planned, signal, failures) =>
-    mapBounded(planned, parallelism, ({ action, kind }) => {
-      if (signal.aborted) return Promise.resolve(skipped(action));
-      const failed = action.type === 'delete' ? undefined : failures?.get(action.namespace);
-      return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, kind);
-    });
+export function createActionApplier(writer: CopyWriter, parallelism: number): { applyAll: ApplyAll; applyAsPlanned: ApplyAsPlanned } {
+  return {
+    applyAll: (planned, signal, failures) => mapBounded(planned, parallelism, applyOne(writer, signal, failures)),
+    applyAsPlanned: (slices, signal, failures) => mapBoundedBatches(slices, parallelism, applyOne(writer, signal, failures)),
+  };
 }

@@ -12,16 +12,16 @@
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
-import { planDistribution, planNamespace } from '../domain/plan.js';
+import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
-import type { NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { TerminalError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
-import { createActionApplier, needsRetry, type ApplyAll } from './action-applier.js';
+import { createActionApplier, needsRetry, type ApplyAll, type ApplyAsPlanned, type Planned } from './action-applier.js';
 import { createCopyRemoval, type CopyRemoval } from './copy-removal.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
@@ -29,7 +29,7 @@ import { resolveDistribution } from './distributable.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
-import { planInTurns } from './plan-in-turns.js';
+import { planSlices } from './plan-in-turns.js';
 import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
@@ -69,6 +69,8 @@ interface Parts {
   sliceSize: number;
   reader: ExistingCopiesReader;
   applyAll: ApplyAll;
+  applyAsPlanned: ApplyAsPlanned;
+  parallelism: number;
   removal: CopyRemoval;
   reporter: StatusReporter;
   copyStates: CopyStates;
@@ -78,12 +80,14 @@ interface Parts {
 function buildParts(deps: ReconcilerDeps): Parts {
   const { api, caches, writer, log, clock } = deps;
   const parallelism = Math.max(1, deps.applyParallelism);
-  const applyAll = createActionApplier(writer, parallelism);
+  const { applyAll, applyAsPlanned } = createActionApplier(writer, parallelism);
   return {
     deps,
     sliceSize: Math.max(1, deps.sliceSize ?? SLICE_SIZE),
     reader: createExistingCopiesReader({ api, caches, parallelism, forbiddenNamespaces: deps.forbiddenNamespaces }),
     applyAll,
+    applyAsPlanned,
+    parallelism,
     removal: createCopyRemoval({ caches, catalog: deps.catalog, applyAll, log }),
     reporter: createStatusReporter({ catalog: deps.catalog, events: deps.events, clock, log }),
     copyStates: new CopyStates(deps.metrics.copies),
@@ -151,8 +155,24 @@ function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: P
   return { within, sliced };
 }
 
+/**
+ * The plan's slices as the applier takes them, then the strays. The catalog holds the distribution
+ * (an ObjectSync's finalizer) before the first slice that writes a copy goes out.
+ */
+async function* heldWhileWriting(parts: Parts, rd: ResolvedDistribution, kind: KindKey, slices: AsyncIterable<Action[]> | Iterable<Action[]>, strays: Planned[]): AsyncGenerator<Planned[]> {
+  let held = false;
+  for await (const actions of slices) {
+    if (!held && actions.some(writesCopy)) {
+      await parts.deps.catalog.hold(rd);
+      held = true;
+    }
+    yield actions.map((action) => ({ action, kind }));
+  }
+  if (strays.length > 0) yield strays;
+}
+
 async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
-  const { caches, catalog, clock, forbiddenNamespaces } = parts.deps;
+  const { caches, clock, forbiddenNamespaces } = parts.deps;
   const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
   await parts.reporter.checkInjection(rd);
   // Its copies are not known yet (the kind's watch has just started): planning now would read every namespace.
@@ -163,15 +183,14 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
-  const actions =
-    within === undefined
-      ? await planInTurns({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now }, parts.sliceSize)
-      : planDistribution({ distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now, within });
+  const input = { distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now };
+  // A full pass is planned a slice at a time, each applied while the next is made; the first slice
+  // is as many namespaces as there are writes in flight, so that writing starts after a few renders.
+  const slices = within === undefined ? planSlices(input, { first: parts.parallelism, size: parts.sliceSize }) : [planDistribution({ ...input, within })];
   // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
   const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
-  const planned = [...actions.map((action) => ({ action, kind })), ...strays];
-  if (planned.some(({ action }) => action.type === 'create' || action.type === 'update' || action.type === 'recreate')) await catalog.hold(rd);
-  const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, await parts.applyAll(planned, signal, failures));
+  const applied = await parts.applyAsPlanned(heldWhileWriting(parts, rd, kind, slices, strays), signal, failures);
+  const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
   return finishPass(parts, { rd, hash, within, sliced }, outcomes);

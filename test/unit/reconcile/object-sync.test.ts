@@ -55,6 +55,10 @@ describe('ObjectSync', () => {
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')?.metadata.ownerReferences).toEqual([]);
     expect(h.cluster.object('ConfigMap', 'kube-system', 'settings')).toBeUndefined();
     expect(stored()?.metadata.finalizers).toEqual([OBJECT_SYNC_FINALIZER]);
+    // Held before its first copy is written: a copy never exists without the finalizer to remove it.
+    const methods = h.cluster.calls.map((call) => call.method);
+    expect(methods.indexOf('patchObjectSyncFinalizers')).toBeGreaterThanOrEqual(0);
+    expect(methods.indexOf('patchObjectSyncFinalizers')).toBeLessThan(methods.indexOf('createCopy'));
     expect(stored()?.status).toMatchObject({ desired: 2, succeeded: 2, failed: 0 });
     expect(stored()?.status?.conditions[0]).toMatchObject({ type: 'Ready', status: 'True' });
     expect(h.catalog.names()).toEqual([distributionName(os.metadata.uid!, 'settings')]);
