@@ -51,20 +51,33 @@ export function createLimiter(limit: number): Limiter {
 
 /**
  * mapBounded over items that come a batch at a time: a batch's calls start (at most `limit` in
- * flight over every batch) while the next batch is being made. Results in input order. A batch
- * that cannot be made rejects the whole, once the calls already started have ended.
+ * flight over every batch) while the next batch is being made. The next batch is asked for only
+ * once fewer than `limit` calls wait for a slot: batches are made just ahead of their calls, so
+ * that what a batch holds (a copy rendered for each namespace) is short-lived, not made for every
+ * namespace at once. Results in input order. A batch that cannot be made rejects the whole, once
+ * the calls already started have ended.
  */
 export async function mapBoundedBatches<T, R>(batches: AsyncIterable<readonly T[]>, limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const run = createLimiter(limit);
+  const max = Math.max(1, limit);
+  const run = createLimiter(max);
   const results: Promise<R>[] = [];
+  let unsettled = 0;
+  let onSettled: (() => void) | undefined;
+  const settled = (): void => {
+    unsettled -= 1;
+    onSettled?.();
+  };
   try {
     for await (const batch of batches) {
       for (const item of batch) {
+        unsettled += 1;
         const result = run(() => fn(item));
         // A call that fails while the next batch is being made is reported below, not as unhandled.
-        result.catch(() => undefined);
+        result.then(settled, settled);
         results.push(result);
       }
+      while (unsettled >= 2 * max) await new Promise<void>((resolve) => (onSettled = resolve));
+      onSettled = undefined;
     }
   } catch (error) {
     await Promise.allSettled(results);

@@ -4,8 +4,9 @@
 // calls and watch events for seconds: long enough for the API server to give up on the namespace
 // webhook, which then admits the namespace without generating its copies. Each slice is planned as
 // a pass within those namespaces is (planDistribution's `within`): together they give the whole
-// plan. The pass applies each slice while the next is made: its first writes need not wait for
-// the whole plan.
+// plan. The pass writes each slice while it plans the next, and plans no further ahead than its
+// writes need (see mapBoundedBatches): its first writes need not wait for the whole plan, and the
+// copies it renders are short-lived instead of made for every namespace at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { planDistribution } from '../domain/plan.js';
 import { forbiddenFor, listedTargets } from '../domain/targets.js';
@@ -27,32 +28,22 @@ function everyName(input: FullPlanInput): string[] {
   return names;
 }
 
-/** How a full plan is sliced: `first` namespaces, then `size` at a time. */
-export interface Slicing {
-  first: number;
-  size: number;
-}
-
 /**
- * planDistribution's actions, a slice of namespaces at a time, each slice as soon as it is made:
- * the writes of one go out while the next is planned. The first slice is small (the writes in
- * flight at once), so that the first write waits for a few renders, not for hundreds.
- * writePolicy strict plans at once: one conflict anywhere holds back every write, which no slice
- * can tell alone.
+ * planDistribution's actions, `sliceSize` namespaces at a time, each slice as soon as it is made:
+ * the pass writes one while it plans the next. writePolicy strict plans at once: one conflict
+ * anywhere holds back every write, which no slice can tell alone.
  */
-export async function* planSlices(input: FullPlanInput, slicing: Slicing): AsyncGenerator<Action[]> {
-  const first = Math.max(1, slicing.first);
-  const size = Math.max(1, slicing.size);
-  if (input.distribution.spec.writePolicy === 'strict' || input.namespaces.length <= first) {
+export async function* planSlices(input: FullPlanInput, sliceSize: number): AsyncGenerator<Action[]> {
+  const size = Math.max(1, sliceSize);
+  if (input.distribution.spec.writePolicy === 'strict' || input.namespaces.length <= size) {
     yield planDistribution(input);
     return;
   }
   const infos = new Map(input.namespaces.map((ns) => [ns.name, ns]));
   const names = everyName(input);
-  for (let start = 0; start < names.length; ) {
+  for (let start = 0; start < names.length; start += size) {
     if (start > 0) await nextTurn();
-    const slice = names.slice(start, start + (start === 0 ? first : size));
-    start += slice.length;
+    const slice = names.slice(start, start + size);
     const namespaces = slice.flatMap((name) => infos.get(name) ?? []);
     const existing = new Map(slice.flatMap((name) => {
       const object = input.existing.get(name);

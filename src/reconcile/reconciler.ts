@@ -8,7 +8,8 @@
 // many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
 // turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
 // not for the whole pass (see pass-scopes.ts); one that cannot (the template changed) is planned a
-// slice at a time with a turn of the event loop between (plan-in-turns).
+// slice at a time with a turn of the event loop between, each slice written while the next is
+// planned (plan-in-turns).
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
@@ -184,9 +185,9 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
   const now = clock();
   const input = { distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now };
-  // A full pass is planned a slice at a time, each applied while the next is made; the first slice
-  // is as many namespaces as there are writes in flight, so that writing starts after a few renders.
-  const slices = within === undefined ? planSlices(input, { first: parts.parallelism, size: parts.sliceSize }) : [planDistribution({ ...input, within })];
+  // A full pass is planned as many namespaces at a time as it has writes in flight, each slice
+  // written while the next is planned: writing starts after a few renders, not after the whole plan.
+  const slices = within === undefined ? planSlices(input, parts.parallelism) : [planDistribution({ ...input, within })];
   // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
   const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
   const applied = await parts.applyAsPlanned(heldWhileWriting(parts, rd, kind, slices, strays), signal, failures);

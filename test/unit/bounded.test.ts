@@ -70,6 +70,16 @@ describe('mapBoundedBatches', () => {
     expect(startedWhenAsked).toEqual([0, 2, 4]);
   });
 
+  it('asks for the next batch only once fewer calls than the limit wait for a slot: batches are made just ahead of their calls', async () => {
+    const { state, call } = recorder();
+    const batches = [[1, 2, 3, 4, 5], [6, 7, 8, 9, 10], [11, 12, 13, 14, 15], [16]];
+    const waitingWhenAsked: number[] = [];
+    const submitted = (index: number): number => batches.slice(0, index).flat().length;
+    await mapBoundedBatches(batchesOf(batches, (index) => waitingWhenAsked.push(submitted(index) - state.ended - state.running)), 2, call);
+    expect(waitingWhenAsked.slice(1).every((waiting) => waiting < 2)).toBe(true);
+    expect(waitingWhenAsked[1]).toBeGreaterThanOrEqual(0);
+  });
+
   it('a call that fails while the next batch is made rejects the whole, once every batch is applied', async () => {
     const { state, call } = recorder();
     const failing = (item: number): Promise<number> => (item === 1 ? Promise.reject(new Error('write refused')) : call(item));

@@ -1,9 +1,9 @@
 // A full pass's plan made a slice at a time must be the plan made at once: same actions, whatever
-// the slice sizes; and its slices come in the sizes asked for, the first one first.
+// the slice size; and its slices come in the size asked for.
 import { describe, expect, it } from 'vitest';
 import { planDistribution } from '../../../src/domain/plan.js';
 import type { Action, NamespaceInfo, ResolvedDistribution, Resource } from '../../../src/domain/types.js';
-import { planSlices, type Slicing } from '../../../src/reconcile/plan-in-turns.js';
+import { planSlices } from '../../../src/reconcile/plan-in-turns.js';
 import { copyOf, distribution, foreign, namespace, T0, terminating } from '../builders.js';
 
 const byNamespace = (actions: readonly Action[]): Action[] => [...actions].sort((a, b) => `${a.namespace}/${a.type}`.localeCompare(`${b.namespace}/${b.type}`));
@@ -32,27 +32,27 @@ function existingFor(rd: ResolvedDistribution): Map<string, Resource> {
   ]);
 }
 
-async function slicesOf(input: Parameters<typeof planSlices>[0], slicing: Slicing): Promise<Action[][]> {
+async function slicesOf(input: Parameters<typeof planSlices>[0], sliceSize: number): Promise<Action[][]> {
   const slices: Action[][] = [];
-  for await (const slice of planSlices(input, slicing)) slices.push(slice);
+  for await (const slice of planSlices(input, sliceSize)) slices.push(slice);
   return slices;
 }
 
 const inputFor = (rd: ResolvedDistribution) => ({ distribution: rd, namespaces, existing: existingFor(rd), forbidden: [], now: T0 });
 
 describe('planSlices', () => {
-  it.each<[string, ResolvedDistribution, Slicing]>([
-    ['every namespace, slices of one', all, { first: 1, size: 1 }],
-    ['every namespace, a first slice of one, then slices of two', all, { first: 1, size: 2 }],
-    ['every namespace, a first slice of three, then slices of one', all, { first: 3, size: 1 }],
-    ['listed names, two missing, slices of two', listed, { first: 2, size: 2 }],
-    ['listed names, a first slice of one, then slices of three', listed, { first: 1, size: 3 }],
-    ['a selector, with our copy where it no longer selects, slices of one', selected, { first: 1, size: 1 }],
-    ['a selector, slices larger than the namespaces', selected, { first: 100, size: 100 }],
-    ['writePolicy strict (planned at once: a conflict holds back every write)', strict, { first: 1, size: 1 }],
-  ])('%s: the plan made at once', async (_, rd, slicing) => {
+  it.each<[string, ResolvedDistribution, number]>([
+    ['every namespace, slices of one', all, 1],
+    ['every namespace, slices of two', all, 2],
+    ['every namespace, slices of four', all, 4],
+    ['listed names, two missing, slices of two', listed, 2],
+    ['listed names, slices of three', listed, 3],
+    ['a selector, with our copy where it no longer selects, slices of one', selected, 1],
+    ['a selector, slices larger than the namespaces', selected, 100],
+    ['writePolicy strict (planned at once: a conflict holds back every write)', strict, 1],
+  ])('%s: the plan made at once', async (_, rd, sliceSize) => {
     const input = inputFor(rd);
-    const inSlices = (await slicesOf(input, slicing)).flat();
+    const inSlices = (await slicesOf(input, sliceSize)).flat();
     expect(byNamespace(inSlices)).toEqual(byNamespace(planDistribution(input)));
   });
 
@@ -60,14 +60,14 @@ describe('planSlices', () => {
   const listedLive = distribution('shared').configMap('settings', { a: '1' }).included('ns-a', 'ns-c', 'gone-x').build();
   const createsIn = (rd: ResolvedDistribution, infos: NamespaceInfo[]) => ({ distribution: rd, namespaces: infos, existing: new Map<string, Resource>(), forbidden: [], now: T0 });
 
-  it.each<[string, ReturnType<typeof createsIn>, Slicing, string[][]]>([
-    ['a first slice of two, then slices of three', createsIn(all, live), { first: 2, size: 3 }, [['ns-a', 'ns-b'], ['ns-c', 'ns-d', 'ns-e'], ['ns-f']]],
-    ['a first slice larger than the rest', createsIn(all, live), { first: 4, size: 1 }, [['ns-a', 'ns-b', 'ns-c', 'ns-d'], ['ns-e'], ['ns-f']]],
-    ['listed names: the missing ones last', createsIn(listedLive, live.slice(0, 3)), { first: 1, size: 2 }, [['ns-a'], ['ns-c'], ['gone-x']]],
-    ['no more namespaces than the first slice: one slice', createsIn(all, live), { first: 6, size: 1 }, [['ns-a', 'ns-b', 'ns-c', 'ns-d', 'ns-e', 'ns-f']]],
-    ['writePolicy strict: one slice', createsIn(strict, live), { first: 1, size: 1 }, [['ns-a', 'ns-b', 'ns-c', 'ns-d', 'ns-e', 'ns-f']]],
-  ])('%s', async (_, input, slicing, expected) => {
-    const slices = await slicesOf(input, slicing);
+  it.each<[string, ReturnType<typeof createsIn>, number, string[][]]>([
+    ['slices of two', createsIn(all, live), 2, [['ns-a', 'ns-b'], ['ns-c', 'ns-d'], ['ns-e', 'ns-f']]],
+    ['slices of four: the last one shorter', createsIn(all, live), 4, [['ns-a', 'ns-b', 'ns-c', 'ns-d'], ['ns-e', 'ns-f']]],
+    ['listed names, one missing: it comes after those that exist', createsIn(listedLive, live.slice(0, 3)), 2, [['ns-a'], ['gone-x', 'ns-c']]],
+    ['no more namespaces than a slice: one slice', createsIn(all, live), 6, [['ns-a', 'ns-b', 'ns-c', 'ns-d', 'ns-e', 'ns-f']]],
+    ['writePolicy strict: one slice', createsIn(strict, live), 1, [['ns-a', 'ns-b', 'ns-c', 'ns-d', 'ns-e', 'ns-f']]],
+  ])('%s', async (_, input, sliceSize, expected) => {
+    const slices = await slicesOf(input, sliceSize);
     expect(slices.map((slice) => [...new Set(slice.map((action) => action.namespace))])).toEqual(expected);
   });
 });
