@@ -1,4 +1,4 @@
-// node --max-semi-space-size=1 --import tsx bench/large-author-profile.ts [--names 10000] [--requests 40] [--rows create,label]
+// node --max-semi-space-size=8 --import tsx bench/large-author-profile.ts [--names 10000] [--requests 40] [--rows create,label]
 // (add --cpu-prof to profile). Section 8's cluster-wide author, in this process alone: the
 // admission app over the controller's caches of a generated cluster (bench/synthetic-cluster.ts)
 // holding the listed namespaces, and a dry-run create of one distribution listing them all, by an

@@ -22,7 +22,7 @@ describe('the entry command', () => {
   });
 
   it('reads how the final stage starts the process: flags, environment, user', () => {
-    expect(imageRuntimeOf(read('Dockerfile'))).toEqual({ nodeFlags: ['--max-semi-space-size=1', '--compact-on-every-full-gc'], env: { NODE_ENV: 'production' }, user: { uid: 1000, gid: 1000 } });
+    expect(imageRuntimeOf(read('Dockerfile'))).toEqual({ nodeFlags: ['--max-semi-space-size=8', '--compact-on-every-full-gc'], env: { NODE_ENV: 'production' }, user: { uid: 1000, gid: 1000 } });
   });
 
   it('builds the image contents with the commands of the Dockerfile (scripts/image-contents.sh)', () => {
