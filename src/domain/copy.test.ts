@@ -337,6 +337,19 @@ describe('isOursInSync (remembered per copy object)', () => {
   });
 });
 
+describe('isOursInSync against the hash annotation', () => {
+  const rd = distribution('creds').secret('creds', { password: 'p' }).build();
+  const hash = hashResource(rd.spec.resource);
+  it.each<[string, Resource, boolean]>([
+    ['the current hash', copyOf(rd, 'n').build(), true],
+    ["another template's hash, the same content", copyOf(rd, 'n').annotation(ANNOTATION_HASH, 'f'.repeat(64)).build(), false],
+    ['no hash annotation, the same content', copyOf(rd, 'n').withoutAnnotation(ANNOTATION_HASH).build(), false],
+  ])('%s -> %s, as judged in full', (_name, copy, expected) => {
+    expect(isOursInSync(rd, copy, hash)).toBe(expected);
+    expect(classifyExisting(rd, copy).kind === 'ours' && isInSync(rd, copy, hash)).toBe(expected);
+  });
+});
+
 describe('needsRecreate', () => {
   const secretRd = distribution('d').secret('s', { a: 'x' }).build();
   const desired = renderCopy(secretRd, 'n', T0);

@@ -7,6 +7,7 @@ import { desiredView } from './render.js';
 import {
   ANNOTATION_ADOPT,
   ANNOTATION_FROM,
+  ANNOTATION_HASH,
   ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
   API_VERSION,
@@ -194,6 +195,9 @@ const foundInSync = new WeakMap<Resource, string>();
 
 /** classifyExisting says ours and isInSync holds, remembered per copy object (see foundInSync). */
 export function isOursInSync(rd: ResolvedDistribution, existing: Resource, hash: string): boolean {
+  // A copy rendered from another template says so in its hash annotation, which the desired copy
+  // carries: it is not in sync, whatever else it holds (every copy, after a template change).
+  if (existing.metadata.annotations?.[ANNOTATION_HASH] !== hash) return false;
   const key = verdictKey(rd, hash);
   if (foundInSync.get(existing) === key) return true;
   const inSync = classifyExisting(rd, existing).kind === 'ours' && isInSync(rd, existing, hash);
