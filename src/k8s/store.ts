@@ -30,7 +30,7 @@ export function namespacedKey(object: Stored): string {
 export class Store<T extends Stored> {
   private readonly items = new Map<string, T>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
-  /** uids recently seen deleted: a late write-through of a create must not bring them back. */
+  /** uids recently seen deleted: neither a late write-through of a create nor a late event or list brings them back. */
   private readonly deletedUids = new Set<string>();
 
   constructor(
@@ -89,6 +89,8 @@ export class Store<T extends Stored> {
     const changes: StoreChange<T>[] = [];
     const seen = new Set<string>();
     for (const object of objects) {
+      // A list sent before our delete of it and answered after.
+      if (this.wasDeleted(object)) continue;
       const key = this.keyOf(object);
       seen.add(key);
       const change = this.upsert(key, object);
@@ -105,7 +107,9 @@ export class Store<T extends Stored> {
   /** A watch event: returns the change, or undefined when the store already held exactly that. */
   applyEvent(type: 'ADDED' | 'MODIFIED' | 'DELETED', object: T): StoreChange<T> | undefined {
     const key = this.keyOf(object);
-    if (type !== 'DELETED') return this.upsert(key, object);
+    // An event older than our delete of the object (the watch lags behind our requests): taken, it
+    // would bring back a copy that is gone, for a pass to delete again.
+    if (type !== 'DELETED') return this.wasDeleted(object) ? undefined : this.upsert(key, object);
     if (object.metadata.uid) this.rememberDeleted(object.metadata.uid);
     const old = this.remove(key);
     return old ? { old } : undefined;
@@ -173,6 +177,12 @@ export class Store<T extends Stored> {
         if (keys?.size === 0) index?.delete(value);
       }
     }
+  }
+
+  /** A uid is never used again: an object of a uid seen deleted is an old view of it. */
+  private wasDeleted(object: T): boolean {
+    const uid = object.metadata.uid;
+    return uid !== undefined && this.deletedUids.has(uid);
   }
 
   private rememberDeleted(uid: string): void {

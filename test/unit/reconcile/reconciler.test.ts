@@ -189,7 +189,8 @@ describe('reconcile', () => {
     // Deleted with propagation Orphan: the garbage collector removed the controller references.
     for (const ns of ['ns-a', 'ns-b']) h.cluster.putObject(copyOf(legacy, ns).owners().build());
     h.cluster.deleteDistribution('shared');
-    h.cluster.putDistribution(distribution('shared').configMap('hers', { mine: 'x' }).included('team-a').build());
+    // Made again: a new object, with a uid of its own.
+    h.cluster.putDistribution(distribution('shared').configMap('hers', { mine: 'x' }).included('team-a').uid('uid-shared-again').build());
 
     expect(await h.reconciler.reconcile('shared')).toBe('done');
 
