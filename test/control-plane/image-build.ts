@@ -7,12 +7,14 @@ import { promisify } from 'node:util';
 import { registerTeardown } from './exit-hooks.js';
 import { REPO_ROOT } from './local-cluster.js';
 import { NODE_IMAGES, writeNodeImages } from './node-images.js';
-import { ensureDebianPackages } from './node-packages.js';
+import { NODE_COMMANDS, ensureDebianPackages } from './node-packages.js';
 
 const run = promisify(execFile);
 
 /** Debian's buildah (1.28): builds the Dockerfile without a Docker daemon. */
-const BUILD_PACKAGES = { owner: "the image build's", packages: ['buildah'], files: ['/usr/bin/buildah'] } as const;
+// The base image is made from the machine's static busybox (node-images.ts): on a fresh machine
+// the build starts before the node, whose packages would otherwise be the first to bring it.
+const BUILD_PACKAGES = { owner: "the image build's", packages: ['buildah', 'busybox-static'], files: ['/usr/bin/buildah', NODE_COMMANDS.busybox] } as const;
 
 /** The product's image as built from the Dockerfile. */
 export interface BuiltImage {
