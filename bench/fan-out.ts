@@ -4,7 +4,9 @@
 // the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape (data,
 // label, annotations, the ownerReference to the distribution), seen by the same kind of watch:
 // the fastest honest way to make the same writes from this machine. The two sides' update rounds
-// alternate.
+// alternate. The first rounds of each side warm up and are reported apart: the first rounds after
+// the creates are slower on both sides, and the product, a long-running process, makes its first
+// passes before V8 has compiled its hot paths.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -29,6 +31,8 @@ export interface FanOutSide {
   /** Start -> M objects visible with the new content (median of the rounds). */
   updateMs: number;
   updateRoundsMs: number[];
+  /** The warm-up rounds before them, not counted. */
+  warmUpRoundsMs: number[];
   /** Start -> the first object visible with the new content (median of the update rounds): what comes before writing. */
   firstCopyMs: number;
   /** CPU spent over an update round, from its first request until every copy is seen (median of the rounds). */
@@ -40,6 +44,7 @@ export interface FanOutResult {
   /** Cores of this machine, shared by the product, the control plane and the bench. */
   machineCores: number;
   applyParallelism: number;
+  warmUpRounds: number;
   rounds: number;
   product: FanOutSide & {
     /** API writes for one update (M replaces + status; median). */
@@ -217,11 +222,12 @@ class LoopRounds {
   }
 }
 
-function summaryOf(createMs: number, rounds: readonly Round[]): FanOutSide {
+function summaryOf(createMs: number, warmUp: readonly Round[], rounds: readonly Round[]): FanOutSide {
   return {
     createMs,
     updateMs: median(rounds.map((r) => r.ms)),
     updateRoundsMs: rounds.map((r) => r.ms),
+    warmUpRoundsMs: warmUp.map((r) => r.ms),
     firstCopyMs: median(rounds.map((r) => r.firstMs)),
     updateCpu: medianCpu(rounds.map((r) => r.cpu)),
   };
@@ -232,9 +238,9 @@ function summaryOf(createMs: number, rounds: readonly Round[]): FanOutSide {
  * machine whose pace drifts over the section (the API server's caches, etcd's compactions) then
  * weighs on both alike, where all of one side's rounds before the other's would favour one.
  */
-async function updateRounds(product: ProductRounds, loop: LoopRounds, count: number): Promise<{ product: Round[]; loop: Round[] }> {
+async function updateRounds(product: ProductRounds, loop: LoopRounds, from: number, count: number): Promise<{ product: Round[]; loop: Round[] }> {
   const rounds = { product: [] as Round[], loop: [] as Round[] };
-  for (let round = 0; round < count; round++) {
+  for (let round = from; round < from + count; round++) {
     const productRound = async (): Promise<void> => void rounds.product.push(await product.update(round));
     const loopRound = async (): Promise<void> => void rounds.loop.push(await loop.update(round));
     for (const side of round % 2 === 0 ? [productRound, loopRound] : [loopRound, productRound]) await side();
@@ -298,15 +304,17 @@ export async function runFanOut(options: { kube: BenchKube; product: Product; fl
     loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, await kube.getDistribution(fleetDistributionName(0)));
     loopRounds = await LoopRounds.start(kube, loop, m, pids);
     const loopCreateMs = await loopRounds.create();
-    const rounds = await updateRounds(productRounds, loopRounds, size.fanOut.rounds);
+    const { warmUpRounds } = size.fanOut;
+    const warmUp = await updateRounds(productRounds, loopRounds, 0, warmUpRounds);
+    const rounds = await updateRounds(productRounds, loopRounds, warmUpRounds, size.fanOut.rounds);
     const last = await product.scrape();
     const productResult = {
-      ...summaryOf(productCreateMs, rounds.product),
+      ...summaryOf(productCreateMs, warmUp.product, rounds.product),
       updateWrites: median(productRounds.writes),
       connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
       requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
     };
-    const baseline = { ...summaryOf(loopCreateMs, rounds.loop), loopCpuMs: median(loopRounds.loopCpuMs), connections: loopRounds.connections, errors: 0 };
+    const baseline = { ...summaryOf(loopCreateMs, warmUp.loop, rounds.loop), loopCpuMs: median(loopRounds.loopCpuMs), connections: loopRounds.connections, errors: 0 };
     // The baseline's ConfigMaps would otherwise count in the source's rounds and the later sections' API server load.
     await loop.run('delete', 0);
     loop = undefined;
@@ -315,6 +323,7 @@ export async function runFanOut(options: { kube: BenchKube; product: Product; fl
       namespaces: m,
       machineCores: availableParallelism(),
       applyParallelism: product.applyParallelism,
+      warmUpRounds,
       rounds: size.fanOut.rounds,
       product: productResult,
       baseline,

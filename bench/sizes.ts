@@ -41,8 +41,11 @@ export interface BenchSize {
   };
   /** Namespaces created at a fixed rate while `distributions` select them. */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
-  /** Namespaces one distribution targets (created, then updated `rounds` times). */
-  fanOut: { namespaces: number; rounds: number };
+  /**
+   * Namespaces one distribution targets: created, then updated `warmUpRounds` times (reported, not
+   * counted: the first rounds after the creates are slower on both sides), then `rounds` times.
+   */
+  fanOut: { namespaces: number; warmUpRounds: number; rounds: number };
   /** How long the converged product is watched doing nothing (periodic sweeps included). */
   steadyState: { idleSeconds: number };
   /**
@@ -83,7 +86,7 @@ const LARGE: BenchSize = {
     crowd: { distributions: 100, excludedNames: 10_000 },
   },
   propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
-  fanOut: { namespaces: 3000, rounds: 5 },
+  fanOut: { namespaces: 3000, warmUpRounds: 2, rounds: 5 },
   steadyState: { idleSeconds: 90 },
   contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
   largeAuthor: { namespaces: 10_000, rounds: 3 },
@@ -97,7 +100,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'smoke',
     admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], podSteps: [{ rate: 200, connections: 8 }], podRounds: 1, podRoundSeconds: 4, durationSeconds: 4, warmupSeconds: 1, crowd: { distributions: 10, excludedNames: 1000 } },
     propagation: { namespaces: 20, distributions: 10, ratePerSecond: 10 },
-    fanOut: { namespaces: 50, rounds: 2 },
+    fanOut: { namespaces: 50, warmUpRounds: 1, rounds: 2 },
     steadyState: { idleSeconds: 12 },
     contention: { objectSyncs: 1, destinationsPerSync: 200, rounds: 1 },
     largeAuthor: { namespaces: 300, rounds: 1 },
@@ -109,7 +112,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'default',
     admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3, crowd: { distributions: 100, excludedNames: 10_000 } },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
-    fanOut: { namespaces: 300, rounds: 15 },
+    fanOut: { namespaces: 300, warmUpRounds: 8, rounds: 15 },
     steadyState: { idleSeconds: 60 },
     contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
@@ -119,7 +122,7 @@ const SIZES: Record<SizeName, BenchSize> = {
   },
   large: LARGE,
   // large, with the fan-out over 10,000 namespaces (`--size xl --only fan-out`).
-  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, rounds: 5 } },
+  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, warmUpRounds: 1, rounds: 5 } },
 };
 
 export interface BenchArgs {
