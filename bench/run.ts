@@ -17,6 +17,7 @@ import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
 import { runMemory, type MemorySample } from './memory.js';
 import { buildProduct, startProduct, type Product } from './product.js';
+import { writeWriterKubeconfig } from './writer-identity.js';
 import { runPropagation } from './propagation.js';
 import { runScale } from './scale.js';
 import { renderMachine, renderReport, renderSection, writeJson, writeMarkdown, type BenchResult, type SectionResults } from './report.js';
@@ -27,6 +28,8 @@ const say = (line: string): void => console.error(`[bench] ${line}`);
 
 interface World {
   plane: ControlPlane;
+  /** The kubeconfig the product and the Go write loops authenticate with (see writer-identity.ts). */
+  writerKubeconfigPath: string;
   kube: BenchKube;
   fleet: Fleet;
   size: BenchSize;
@@ -50,7 +53,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       sections.propagation = await runPropagation({ kube, product, size });
       return;
     case 'fan-out':
-      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.plane.kubeconfigPath, planeDir: world.plane.dir });
+      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.writerKubeconfigPath, planeDir: world.plane.dir });
       return;
     case 'memory':
       sections.memory = await runMemory({ product, fleet, idle: world.idle, namespaces: await kube.countNamespaces() });
@@ -69,8 +72,8 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       return;
     case 'scale': {
       // It restarts the product: the new process is the one later sections and the teardown see.
-      const { plane } = world;
-      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: plane.kubeconfigPath, start: () => startProduct(plane.kubeConfig, plane.kubeconfigPath) });
+      const { plane, writerKubeconfigPath } = world;
+      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: writerKubeconfigPath, start: () => startProduct(plane.kubeConfig, writerKubeconfigPath) });
       world.product = scaled.product;
       sections.scale = scaled.result;
       return;
@@ -103,8 +106,9 @@ async function main(): Promise<number> {
     const kube = new BenchKube(plane.kubeConfig);
     result.machine = await machineInfo(plane.kubeConfig);
     console.log(`${renderMachine(result.machine)}\n`);
-    product = await startProduct(plane.kubeConfig, plane.kubeconfigPath);
-    world = { plane, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
+    const writerKubeconfigPath = await writeWriterKubeconfig(plane.kubeConfig, plane.dir);
+    product = await startProduct(plane.kubeConfig, writerKubeconfigPath);
+    world = { plane, writerKubeconfigPath, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
 
     for (const name of order) {
       const started = performance.now();

@@ -5,7 +5,8 @@
 // -owner-references gives every ConfigMap the same ownerReferences a copy carries, so that the
 // API server and the garbage collector do the same work for both.
 //
-// It uses client-go's own transport (TLS, HTTP/2 unless DISABLE_HTTP2 is set, JSON bodies) with
+// It uses client-go's own transport (TLS, HTTP/2 unless DISABLE_HTTP2 is set; protobuf request
+// and response bodies, which client-go's generated clients prefer for built-in kinds) with
 // client-side rate limiting disabled (rest.Config.QPS < 0), N workers sharing one clientset. One
 // request per object: create is a POST, update an unconditional PUT (no resourceVersion, which
 // ConfigMaps allow), delete a DELETE. One request (GET /version) opens the connection before the
