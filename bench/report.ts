@@ -139,7 +139,7 @@ function renderFanOut(result: FanOutResult): string {
     '## 3. Fan-out',
     '',
     `One ConfigMap distribution over ${result.namespaces} namespaces: created, then its template updated ${result.rounds} times after ${plural(result.warmUpRounds, 'warm-up round')} of each side; from the create or update request (an update sent, like the source's replace below, over a connection the read before it opened, as the loop's requests go over one its warm-up opened) until every copy exists / shows the new hash (watch). ` +
-      `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism) creating, then replacing, ` +
+      `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism, authenticated with the product's ServiceAccount token) creating, then replacing, ` +
       `${result.namespaces} ConfigMaps of the same shape (data, label, annotations, the ownerReference to the distribution), from its first request until all are visible through the same kind of watch. ` +
       `Source changed: a distribution with \`spec.source\` over the same namespaces; the source ConfigMap is replaced and the time runs until every copy carries it (rounds ${result.source.updateRoundsMs.map(fmtMs).join(', ')}), against the same client-go replace loop. ` +
       `Rate = baseline time / product time (1.00 = as fast as client-go). The product's and the loop's update rounds alternate, and so does which of them goes first. Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}. ` +
