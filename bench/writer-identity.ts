@@ -4,7 +4,8 @@
 // comparison use this one kubeconfig, so the API server authenticates and authorizes their
 // requests alike. With the plane's client certificate instead, Node.js's TLS sends the issuing CA
 // after the certificate and the API server verifies both signatures on every request, where
-// client-go sends the certificate alone: a cost of running outside a cluster, not of the product.
+// client-go sends the certificate alone: a cost of client certificates, which the product in a
+// cluster does not use.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CoreV1Api, RbacAuthorizationV1Api, type KubeConfig } from '@kubernetes/client-node';
