@@ -135,13 +135,21 @@ function closedError(): Error {
   return Object.assign(new Error('the client is closed'), { code: 'ECONNRESET' });
 }
 
-export function createConnectionPool(options: PoolOptions): ConnectionPool {
+/** The pool's connections: at most `maxConnections` open, idle ones kept for `idleMs`, waiting requests served in order. */
+interface Slots {
+  acquire(): Promise<PooledConnection>;
+  release(connection: PooledConnection): void;
+  opened(): number;
+  /** Refuses the waiting requests and closes every connection. */
+  close(): void;
+}
+
+function createSlots(options: PoolOptions): Slots {
   const idle: PooledConnection[] = [];
   const all = new Set<PooledConnection>();
   const waiting: { give: (connection: PooledConnection) => void; refuse: (error: Error) => void }[] = [];
   let open = 0;
   let opened = 0;
-  let closed = false;
   // A new connection resumes the last TLS session instead of a full handshake.
   let session: Buffer | undefined;
   // An IP address is no server name (RFC 6066): the certificate is then checked against the IP.
@@ -170,64 +178,75 @@ export function createConnectionPool(options: PoolOptions): ConnectionPool {
     return connection;
   }
 
-  function acquire(): Promise<PooledConnection> {
-    for (let reused = idle.pop(); reused !== undefined; reused = idle.pop()) {
-      if (reused.socket.destroyed) continue;
-      reused.stopIdle();
-      return Promise.resolve(reused);
-    }
-    if (open < options.maxConnections) return Promise.resolve(dial());
-    return new Promise((give, refuse) => waiting.push({ give, refuse }));
-  }
-
-  function release(connection: PooledConnection): void {
-    if (connection.socket.destroyed) return;
-    const next = waiting.shift();
-    if (next !== undefined) return next.give(connection);
-    connection.idle(options.idleMs);
-    idle.push(connection);
-  }
-
-  function send(request: PoolRequest): Promise<Response> {
-    if (closed) return Promise.reject(closedError());
-    const bytes = requestHead(request, options.host) + (request.body ?? '');
-    return new Promise<Response>((resolve, reject) => {
-      let connection: PooledConnection | undefined;
-      let done = false;
-      const finish = (outcome: Outcome): void => {
-        if (done) return;
-        done = true;
-        clearTimeout(timer);
-        if ('response' in outcome) resolve(outcome.response);
-        else reject(outcome.error);
-      };
-      const timer = setTimeout(() => {
-        finish({ error: new DeadlineExceeded(`${request.method} ${request.path}: no answer within ${request.timeoutMs} ms`) });
-        // The connection is in an unknown state mid-answer: it goes, and its slot with it.
-        connection?.socket.destroy();
-      }, request.timeoutMs);
-      acquire().then((given) => {
-        connection = given;
-        if (done) return release(given);
-        given.exchange = {
-          reader: new ResponseReader(request.method === 'HEAD'),
-          settle: (outcome) => {
-            finish(outcome);
-            release(given);
-          },
-        };
-        given.socket.write(bytes);
-      }, (error: unknown) => finish({ error: asError(error) }));
-    });
-  }
-
   return {
-    send,
+    acquire: () => {
+      for (let reused = idle.pop(); reused !== undefined; reused = idle.pop()) {
+        if (reused.socket.destroyed) continue;
+        reused.stopIdle();
+        return Promise.resolve(reused);
+      }
+      if (open < options.maxConnections) return Promise.resolve(dial());
+      return new Promise((give, refuse) => waiting.push({ give, refuse }));
+    },
+    release: (connection) => {
+      if (connection.socket.destroyed) return;
+      const next = waiting.shift();
+      if (next !== undefined) return next.give(connection);
+      connection.idle(options.idleMs);
+      idle.push(connection);
+    },
     opened: () => opened,
     close: () => {
-      closed = true;
       for (const waiter of waiting.splice(0)) waiter.refuse(closedError());
       for (const connection of all) connection.socket.destroy();
+    },
+  };
+}
+
+/** One request over a connection of `slots`: settled by its answer, the connection's failure or the deadline. */
+function exchange(slots: Slots, request: PoolRequest, bytes: string): Promise<Response> {
+  return new Promise<Response>((resolve, reject) => {
+    let connection: PooledConnection | undefined;
+    let done = false;
+    const finish = (outcome: Outcome): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      if ('response' in outcome) resolve(outcome.response);
+      else reject(outcome.error);
+    };
+    const timer = setTimeout(() => {
+      finish({ error: new DeadlineExceeded(`${request.method} ${request.path}: no answer within ${request.timeoutMs} ms`) });
+      // The connection is in an unknown state mid-answer: it goes, and its slot with it.
+      connection?.socket.destroy();
+    }, request.timeoutMs);
+    slots.acquire().then((given) => {
+      connection = given;
+      if (done) return slots.release(given);
+      given.exchange = {
+        reader: new ResponseReader(request.method === 'HEAD'),
+        settle: (outcome) => {
+          finish(outcome);
+          slots.release(given);
+        },
+      };
+      given.socket.write(bytes);
+    }, (error: unknown) => finish({ error: asError(error) }));
+  });
+}
+
+export function createConnectionPool(options: PoolOptions): ConnectionPool {
+  const slots = createSlots(options);
+  let closed = false;
+  return {
+    send: (request) => {
+      if (closed) return Promise.reject(closedError());
+      return exchange(slots, request, requestHead(request, options.host) + (request.body ?? ''));
+    },
+    opened: () => slots.opened(),
+    close: () => {
+      closed = true;
+      slots.close();
     },
   };
 }
