@@ -46,6 +46,8 @@ describe('spec.copyMetadata', () => {
     ['not an object', 'all', ['spec.copyMetadata']],
     ['a list that is not one', { labels: { include: 'team' } }, ['spec.copyMetadata.labels.include']],
     ['a bad key', { annotations: { exclude: ['ok', 'not a key', 'a/b/c', ''] } }, ['spec.copyMetadata.annotations.exclude[1]', 'spec.copyMetadata.annotations.exclude[2]', 'spec.copyMetadata.annotations.exclude[3]']],
+    ['a glob of many stars', { annotations: { include: ['a*a*a*a*a*a*a*a*b'] } }, []],
+    ['globs that would cost too much per key', { annotations: { include: Array.from({ length: 64 }, (_, i) => `*a${i}*a*a*b`) } }, ['spec.copyMetadata.annotations']],
     ['too many globs', { labels: { include: Array.from({ length: 65 }, (_, i) => `k${i}`) } }, ['spec.copyMetadata.labels.include']],
   ])('admission: %s', (_what, value, paths) => {
     expect(validateCopyMetadata(value).map((problem) => problem.path)).toEqual(paths);

@@ -4,7 +4,7 @@
 // chart shipping that name fails on, or adopts, our copy). A distribution may narrow further with
 // spec.copyMetadata: include and exclude lists of keys or anchored key globs.
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
-import { globMatcher } from './glob.js';
+import { compileGlobSet, type GlobSet } from './glob.js';
 import type { CopyMetadataRules, KeyRules, ObjectMeta, Resource } from './types.js';
 
 interface Marker {
@@ -66,13 +66,29 @@ export function withoutSourceMarkers(metadata: ObjectMeta): ObjectMeta {
   return labels === metadata.labels && annotations === metadata.annotations ? metadata : { ...metadata, labels, annotations };
 }
 
-const matchesAny = (key: string, globs: readonly string[]): boolean => globs.some((glob) => globMatcher(glob)(key));
+interface CompiledKeyRules {
+  include: GlobSet | undefined;
+  exclude: GlobSet;
+}
+
+/** Per rules object: a distribution's spec is replaced when it changes, never changed in place. */
+const compiledRules = new WeakMap<KeyRules, CompiledKeyRules>();
+
+function compileKeyRules(rules: KeyRules): CompiledKeyRules {
+  let compiled = compiledRules.get(rules);
+  if (compiled === undefined) {
+    const include = rules.include ?? [];
+    compiled = { include: include.length > 0 ? compileGlobSet(include) : undefined, exclude: compileGlobSet(rules.exclude ?? []) };
+    compiledRules.set(rules, compiled);
+  }
+  return compiled;
+}
 
 export function keyAllowed(key: string, rules: KeyRules | undefined): boolean {
   if (rules === undefined) return true;
-  const include = rules.include ?? [];
-  if (include.length > 0 && !matchesAny(key, include)) return false;
-  return !matchesAny(key, rules.exclude ?? []);
+  const { include, exclude } = compileKeyRules(rules);
+  if (include !== undefined && !include.has(key)) return false;
+  return !exclude.has(key);
 }
 
 function filtered(map: StringMap, rules: KeyRules | undefined): StringMap {
@@ -95,6 +111,10 @@ export function applyCopyMetadata(resource: Resource, rules: CopyMetadataRules |
 }
 
 const MAX_GLOBS = 64;
+/** A qualified key: a 253-character prefix, '/', a 63-character name. */
+const MAX_KEY_LENGTH = 317;
+/** About 50 µs of matching per key at most (bench/glob-cost.ts). */
+const MAX_STEPS_PER_KEY = 65_536;
 // A qualified key (a DNS-subdomain prefix, a slash, a name) with `*` anywhere.
 const KEY_GLOB = /^[A-Za-z0-9*]([-A-Za-z0-9_.*/]{0,315}[A-Za-z0-9*])?$/;
 
@@ -120,6 +140,18 @@ export function validateCopyMetadata(value: unknown): FieldProblem[] {
     if (lists === undefined) return [];
     const record = asRecord(lists);
     if (record === undefined) return [{ path, message: 'must be an object: {include: [...], exclude: [...]}' }];
-    return [...checkGlobs(record.include, `${path}.include`), ...checkGlobs(record.exclude, `${path}.exclude`)];
+    const problems = [...checkGlobs(record.include, `${path}.include`), ...checkGlobs(record.exclude, `${path}.exclude`)];
+    return problems.length > 0 ? problems : costProblems(record, path);
   });
+}
+
+/**
+ * What testing one key against the globs may cost, bounded before any key is tested: every key of
+ * a source's labels and annotations is tested on every render.
+ */
+function costProblems(rules: KeyRules, path: string): FieldProblem[] {
+  const steps = compileGlobSet(rules.include ?? []).worstSteps(MAX_KEY_LENGTH) + compileGlobSet(rules.exclude ?? []).worstSteps(MAX_KEY_LENGTH);
+  if (steps <= MAX_STEPS_PER_KEY) return [];
+  const message = `its globs could take ${steps} comparisons to test one key, more than the ${MAX_STEPS_PER_KEY} allowed: use fewer '*' in a glob, or fewer globs that share their start or that start and end with '*'`;
+  return [{ path, message }];
 }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { normalizeImage } from './image-reference.js';
-import { credentialsMatch, globMatch, parseKey, registryKeys } from './registry-credentials.js';
+import { pathMatch } from './path-match.js';
+import { credentialsMatch, parseKey, registryKeys } from './registry-credentials.js';
 
 const b64 = (value: unknown): string => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64');
 const dockerConfig = (...keys: string[]): Record<string, string> => ({ '.dockerconfigjson': b64({ auths: Object.fromEntries(keys.map((k) => [k, { auth: b64('user:secret-password') }])) }) });
@@ -103,6 +104,6 @@ describe("the kubelet's matching (keyring_test.go cases and more)", () => {
     ['a.c', 'abc', false],
     ['trailing\\', 'trailing', false],
   ])('glob %s ~ %s: %s', (pattern, text, expected) => {
-    expect(globMatch(pattern, text)).toBe(expected);
+    expect(pathMatch(pattern, text)).toBe(expected);
   });
 });

@@ -5,6 +5,8 @@
 // prefix of the image's path; a key for index.docker.io also matches Docker Hub images. Only keys
 // are ever read here: credentials are neither kept nor returned. Pure; malformed input is skipped.
 
+import { pathMatch } from './path-match.js';
+
 /** A credential key as the kubelet indexes it. */
 export interface RegistryKey {
   hostParts: string[];
@@ -14,6 +16,14 @@ export interface RegistryKey {
 
 const DOCKER_HUB_KEY = 'index.docker.io';
 const MAX_KEYS = 256;
+/**
+ * A registry's host and port: a DNS name is at most 253 characters. A longer one names no
+ * registry the kubelet could pull from, so nothing is matched against it: each match costs at most
+ * a key's part times the image's.
+ */
+const MAX_HOST_LENGTH = 253 + ':65535'.length;
+/** A key longer than that host, a scheme and a long path matches no image that can be pulled: it is not read. */
+const MAX_LOCATION_LENGTH = 4096;
 
 interface SplitUrl {
   host: string;
@@ -70,45 +80,17 @@ export function registryKeys(type: string | undefined, data: Record<string, stri
   let locations: string[] = [];
   if (type === 'kubernetes.io/dockerconfigjson') locations = objectKeys((decode(data?.['.dockerconfigjson']) as { auths?: unknown } | undefined)?.auths);
   else if (type === 'kubernetes.io/dockercfg') locations = objectKeys(decode(data?.['.dockercfg']));
-  return locations.slice(0, MAX_KEYS).flatMap((location) => parseKey(location) ?? []);
-}
-
-function literal(c: string): string {
-  return c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
-}
-
-/** Go's filepath.Match for one host part (no separators in it); a malformed pattern matches nothing. */
-export function globMatch(pattern: string, text: string): boolean {
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern.charAt(i);
-    if (c === '*') source += '.*';
-    else if (c === '?') source += '.';
-    else if (c === '\\') {
-      if (i + 1 >= pattern.length) return false;
-      source += literal(pattern.charAt(++i));
-    } else if (c === '[') {
-      const close = pattern.indexOf(']', i + 1);
-      if (close < 0) return false;
-      const body = pattern.slice(i + 1, close);
-      const negated = body.startsWith('^');
-      const ranges = (negated ? body.slice(1) : body).replace(/[\]\\[]/g, (x) => `\\${x}`);
-      if (ranges === '') return false;
-      source += `[${negated ? '^' : ''}${ranges}]`;
-      i = close;
-    } else source += literal(c);
-  }
-  try {
-    return new RegExp(`^${source}$`, 's').test(text);
-  } catch {
-    return false;
-  }
+  return locations
+    .slice(0, MAX_KEYS)
+    .filter((location) => location.length <= MAX_LOCATION_LENGTH)
+    .flatMap((location) => parseKey(location) ?? []);
 }
 
 function keyMatches(key: RegistryKey, image: SplitUrl): boolean {
+  if (image.host.length > MAX_HOST_LENGTH) return false;
   const target = splitHost(image.host);
   if (key.port !== target.port || key.hostParts.length !== target.hostParts.length || !image.path.startsWith(key.path)) return false;
-  return key.hostParts.every((part, i) => globMatch(part, target.hostParts[i] ?? ''));
+  return key.hostParts.every((part, i) => pathMatch(part, target.hostParts[i] ?? ''));
 }
 
 /** Docker Hub images: a registry-less first component (as normalised, `docker.io/...`). */

@@ -1,6 +1,6 @@
 // The one target-namespace rule (DESIGN.md "Target namespaces"), used by admission, the
 // reconciler and the namespace generator alike.
-import { globMatcher, type GlobMatcher } from './glob.js';
+import { compileGlobSet } from './glob.js';
 import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type LabelSelector,
@@ -136,12 +136,6 @@ function listedOf(names: string[], isExcluded: (name: string) => boolean): strin
   return sortedOnce(names);
 }
 
-/** Whether one of `matchers` matches `name`; a loop, as it runs for every namespace tested (no closure made per call). */
-function anyMatches(matchers: readonly GlobMatcher[], name: string): boolean {
-  for (const matches of matchers) if (matches(name)) return true;
-  return false;
-}
-
 function listsName(list: NamespaceNameList | undefined, name: string): boolean {
   return (list?.list ?? []).some((entry) => entry.name === name);
 }
@@ -149,16 +143,16 @@ function listsName(list: NamespaceNameList | undefined, name: string): boolean {
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
   const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && listsName(targets.includedNamespaces, name)));
   const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
-  const includedPatterns = patterns(targets.includedNamespaces).map(globMatcher);
-  const excludedPatterns = patterns(targets.excludedNamespaces).map(globMatcher);
+  const includedPatterns = compileGlobSet(patterns(targets.includedNamespaces));
+  const excludedPatterns = compileGlobSet(patterns(targets.excludedNamespaces));
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
   // Made on first use: a list of names alone is planned without it (computeTargets), and it may be 10,000 long.
   let included: ReadonlySet<string> | undefined;
   const isIncluded = (name: string): boolean => (included ??= new Set(names(targets.includedNamespaces))).has(name);
-  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || anyMatches(includedPatterns, name);
+  const openEnded = (name: string, labels: Record<string, string>): boolean => all || selected(labels) || includedPatterns.has(name);
   const anyOf = (ns: NamespaceInfo): boolean => isIncluded(ns.name) || (openEnded(ns.name, ns.labels) && !ALWAYS_EXCLUDED_NAMESPACES.includes(ns.name));
-  const isExcluded = (name: string): boolean => excluded.has(name) || anyMatches(excludedPatterns, name);
+  const isExcluded = (name: string): boolean => excluded.has(name) || excludedPatterns.has(name);
   let listed: readonly string[] | undefined;
   return {
     isExcluded,

@@ -1,5 +1,6 @@
 // Admission rules for spec.targets: namespace names, the included/excluded overlap, the selector.
 import { asArray, asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
+import { compileGlobSet, type StepMeter } from './glob.js';
 import { DNS_LABEL_RULE, isDnsLabel, isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
 import { ALWAYS_EXCLUDED_NAMESPACES } from './types.js';
 
@@ -17,26 +18,32 @@ interface Listed {
   names: (string | undefined)[];
   /** How many valid names there are. */
   count: number;
-  patterns: number;
+  /** The valid patterns. */
+  patterns: string[];
 }
 
 // A namespace name with `*` anywhere; at most a namespace name long.
 const NAME_PATTERN = /^[a-z0-9*]([-a-z0-9*]{0,61}[a-z0-9*])?$/;
 const SYSTEM_NAMESPACES: ReadonlySet<string> = new Set(ALWAYS_EXCLUDED_NAMESPACES);
+const MAX_NAME_LENGTH = 63;
+/** A few µs of matching per namespace name at most (bench/hostile-input.ts). */
+export const MAX_STEPS_PER_NAME = 1_024;
+/** A few ms at most for a distribution's included names against its exclusions (bench/hostile-input.ts). */
+export const MAX_STEPS_PER_LIST = 2_000_000;
 
 function entryPath(field: string, index: number): string {
   return `spec.targets.${field}.list[${index}]`;
 }
 
 /** One entry of a name list: a `name`, or (an addition) a `pattern`; exactly one of them. */
-function checkEntry(entry: UnknownRecord | undefined, field: string, index: number, problems: FieldProblem[]): string | undefined {
+function checkEntry(entry: UnknownRecord | undefined, field: string, index: number, problems: FieldProblem[], patterns: string[]): string | undefined {
   const name = entry?.name;
   const pattern = entry?.pattern;
   if (pattern !== undefined) {
     if (name !== undefined) problems.push({ path: entryPath(field, index), message: 'has both name and pattern: keep one of them' });
     else if (typeof pattern !== 'string' || !NAME_PATTERN.test(pattern)) {
       problems.push({ path: `${entryPath(field, index)}.pattern`, message: `${quote(pattern)} is not a namespace name pattern (lowercase letters, digits, '-' and '*' for any characters, matched against the whole name, e.g. "team-*")` });
-    }
+    } else patterns.push(pattern);
     return undefined;
   }
   if (typeof name === 'string' && name !== '' && isDnsLabel(name)) return name;
@@ -50,11 +57,10 @@ function listedNames(targets: UnknownRecord, field: string, problems: FieldProbl
   const list = asArray(asRecord(targets[field])?.list);
   const names: (string | undefined)[] = [];
   let count = 0;
-  let patterns = 0;
+  const patterns: string[] = [];
   for (let index = 0; index < list.length; index++) {
     const record = asRecord(list[index]);
-    if (record?.pattern !== undefined) patterns++;
-    const name = checkEntry(record, field, index, problems);
+    const name = checkEntry(record, field, index, problems, patterns);
     if (name !== undefined) count++;
     names.push(name);
   }
@@ -109,7 +115,7 @@ function selectsNothing(targets: UnknownRecord, included: Listed): boolean {
   const selector = asRecord(targets.namespaceLabelSelector);
   const selectorEmpty =
     Object.keys(asRecord(selector?.matchLabels) ?? {}).length === 0 && asArray(selector?.matchExpressions).length === 0;
-  return targets.allNamespaces !== true && included.count === 0 && included.patterns === 0 && selectorEmpty;
+  return targets.allNamespaces !== true && included.count === 0 && included.patterns.length === 0 && selectorEmpty;
 }
 
 function missingWarnings(names: ReadonlySet<string>): string[] {
@@ -155,6 +161,32 @@ function overlapProblems(included: Listed, excluded: ReadonlySet<string>): Field
   return problems;
 }
 
+/**
+ * What testing names against the patterns may cost, bounded before anything is tested: per
+ * namespace name (every namespace event, pod and pass tests one), and for the included names
+ * against the exclusions (admission and every pass list them). The bounds hold whatever the names
+ * are; a list of patterns that each start with their own literal costs next to nothing.
+ */
+function costProblems(included: Listed, excluded: Listed): FieldProblem[] {
+  const exclusions = compileGlobSet(excluded.patterns);
+  const perName = compileGlobSet(included.patterns).worstSteps(MAX_NAME_LENGTH) + exclusions.worstSteps(MAX_NAME_LENGTH);
+  if (perName > MAX_STEPS_PER_NAME) {
+    const message = `its name patterns could take ${perName} comparisons to test one namespace name, more than the ${MAX_STEPS_PER_NAME} allowed: use fewer patterns, or fewer that share their start or that start and end with '*' (a pattern such as "team-a-*" is looked up, not tried)`;
+    return [{ path: 'spec.targets', message }];
+  }
+  // The included names are known: what testing them costs is counted as it is spent, and stopped at the bound.
+  const meter: StepMeter = { steps: 0 };
+  for (const name of included.names) {
+    if (name === undefined) continue;
+    exclusions.has(name, meter);
+    if (meter.steps > MAX_STEPS_PER_LIST) {
+      const message = `testing its ${included.count} included names against ${excluded.patterns.length} exclusion patterns takes more than the ${MAX_STEPS_PER_LIST} comparisons allowed: exclude by name, or list fewer names or patterns`;
+      return [{ path: 'spec.targets.excludedNamespaces', message }];
+    }
+  }
+  return [];
+}
+
 /** Rules for spec.targets; `warnings` receives what is allowed but probably not meant. */
 export function validateTargets(
   value: unknown,
@@ -167,9 +199,11 @@ export function validateTargets(
   }
   const problems: FieldProblem[] = [];
   const included = listedNames(targets, 'includedNamespaces', problems);
+  const excludedList = listedNames(targets, 'excludedNamespaces', problems);
   const excluded = new Set<string>();
-  for (const name of listedNames(targets, 'excludedNamespaces', problems).names) if (name !== undefined) excluded.add(name);
+  for (const name of excludedList.names) if (name !== undefined) excluded.add(name);
   problems.push(...overlapProblems(included, excluded));
+  problems.push(...costProblems(included, excludedList));
   problems.push(...checkSelector(targets));
   warnings.push(...targetWarnings(targets, included, excluded, namespaceExists));
   return problems;

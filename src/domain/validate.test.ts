@@ -15,6 +15,7 @@ function check(object: unknown, options: { oldObject?: unknown; namespaceExists?
 }
 
 const cm = (): DistributionBuilder => distribution('d').configMap('c', { k: 'v' }).included('ns-1');
+const withTargets = (targets: unknown): unknown => ({ ...cm().build(), spec: { ...cm().build().spec, targets } });
 const secret = (): DistributionBuilder => distribution('d').secret('s', { k: 'v' }).included('ns-1');
 
 describe('validateDistribution: valid objects', () => {
@@ -117,6 +118,33 @@ describe('validateDistribution: each rule', () => {
     ['a bad name pattern', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ pattern: 'Team_*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].pattern', message: '"Team_*" is not a namespace name pattern (lowercase letters, digits, \'-\' and \'*\' for any characters, matched against the whole name, e.g. "team-*")' }]],
     ['a name and a pattern in one entry', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ name: 'a', pattern: 'b*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0]', message: 'has both name and pattern: keep one of them' }]],
     ['namespace entry without a name', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{}] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].name', message: 'is required: a namespace name (or a pattern such as "team-*")' }]],
+    // The red team's 718-byte distribution: admitted or denied at once, whatever its patterns' stars.
+    [
+      'a pattern of many stars against long names',
+      withTargets({ includedNamespaces: { list: Array.from({ length: 5 }, (_, i) => ({ name: `${'a'.repeat(62)}${i}` })) }, excludedNamespaces: { list: [{ pattern: 'a*a*a*a*a*a*a*b' }] } }),
+      [],
+    ],
+    [
+      'patterns that would cost too much per namespace',
+      withTargets({ includedNamespaces: { list: Array.from({ length: 70 }, (_, i) => ({ pattern: `*a${i}*b*` })) } }),
+      [{ path: 'spec.targets', message: `its name patterns could take 17642 comparisons to test one namespace name, more than the 1024 allowed: use fewer patterns, or fewer that share their start or that start and end with '*' (a pattern such as "team-a-*" is looked up, not tried)` }],
+    ],
+    [
+      'many names against exclusion patterns that are all tried',
+      withTargets({
+        includedNamespaces: { list: Array.from({ length: 10_000 }, (_, i) => ({ name: `${'n'.repeat(57)}-${i}` })) },
+        excludedNamespaces: { list: Array.from({ length: 5 }, (_, i) => ({ pattern: `*x${i}*` })) },
+      }),
+      [{ path: 'spec.targets.excludedNamespaces', message: 'testing its 10000 included names against 5 exclusion patterns takes more than the 2000000 comparisons allowed: exclude by name, or list fewer names or patterns' }],
+    ],
+    [
+      'many names against many exclusion patterns that are looked up',
+      withTargets({
+        includedNamespaces: { list: Array.from({ length: 10_000 }, (_, i) => ({ name: `ns-${i}` })) },
+        excludedNamespaces: { list: Array.from({ length: 10_000 }, (_, i) => ({ pattern: `old-${i}-*` })) },
+      }),
+      [],
+    ],
     [
       'a namespace both included and excluded',
       cm().included('ns-3').excluded('ns-3').build(),
