@@ -84,19 +84,22 @@ export interface StepMeter {
 /** Globs grouped by a literal end (their first part, or their last). */
 interface EndIndex {
   byKey: Map<string, Glob[]>;
-  /** How many parts one key's globs have together. */
-  partsByKey: Map<string, number>;
 }
 
 function newIndex(): EndIndex {
-  return { byKey: new Map(), partsByKey: new Map() };
+  return { byKey: new Map() };
 }
 
 function addTo(index: EndIndex, key: string, glob: Glob): void {
   const group = index.byKey.get(key);
   if (group === undefined) index.byKey.set(key, [glob]);
   else group.push(glob);
-  index.partsByKey.set(key, (index.partsByKey.get(key) ?? 0) + glob.parts.length);
+}
+
+function partsOf(globs: readonly Glob[]): number {
+  let parts = 0;
+  for (const glob of globs) parts += glob.parts.length;
+  return parts;
 }
 
 /**
@@ -108,13 +111,13 @@ function addTo(index: EndIndex, key: string, glob: Glob): void {
 function mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: (key: string, length: number) => string): number {
   const chain = new Map<string, number>();
   let most = 0;
-  for (const key of [...index.partsByKey.keys()].sort((a, b) => a.length - b.length)) {
+  for (const [key, globs] of [...index.byKey].sort(([a], [b]) => a.length - b.length)) {
     let before = 0;
     for (const length of keyLengths) {
       if (length >= key.length) break;
       before = Math.max(before, chain.get(within(key, length)) ?? 0);
     }
-    const parts = before + (index.partsByKey.get(key) ?? 0);
+    const parts = before + partsOf(globs);
     chain.set(key, parts);
     most = Math.max(most, parts);
   }
@@ -162,13 +165,15 @@ export function compileGlobSet(sources: readonly string[]): GlobSet {
     else if (tail !== '') addTo(bySuffix, tail, glob);
     else rest.push(glob);
   }
-  const restParts = rest.reduce((sum, glob) => sum + glob.parts.length, 0);
   const prefixLengths = keyLengthsOf(byPrefix);
   const suffixLengths = keyLengthsOf(bySuffix);
-  const mostParts =
-    mostPartsTried(byPrefix, prefixLengths, (key, length) => key.slice(0, length)) +
-    mostPartsTried(bySuffix, suffixLengths, (key, length) => key.slice(key.length - length)) +
-    restParts;
+  // Only admission asks what a value may cost: counted then, not for every set made.
+  let mostParts: number | undefined;
+  const mostPartsOfAll = (): number =>
+    (mostParts ??=
+      mostPartsTried(byPrefix, prefixLengths, (key, length) => key.slice(0, length)) +
+      mostPartsTried(bySuffix, suffixLengths, (key, length) => key.slice(key.length - length)) +
+      partsOf(rest));
   return {
     size: exact.size + byPrefix.byKey.size + bySuffix.byKey.size + rest.length + (matchesAll ? 1 : 0),
     has(value, meter) {
@@ -181,7 +186,7 @@ export function compileGlobSet(sources: readonly string[]): GlobSet {
       );
     },
     worstSteps(length) {
-      return 1 + prefixLengths.length + suffixLengths.length + length * mostParts;
+      return 1 + prefixLengths.length + suffixLengths.length + length * mostPartsOfAll();
     },
   };
 }

@@ -83,9 +83,18 @@ export function patterns(list: NamespaceNameList | undefined): string[] {
   return found;
 }
 
+/** Per list object (replaced when a distribution changes, never changed in place): a list may hold 10,000 names. */
+const patterned = new WeakMap<NamespaceNameList, boolean>();
+
 /** Whether a list holds a name pattern (it reaches namespaces created later, as a selector does). */
 export function hasPattern(list: NamespaceNameList | undefined): boolean {
-  return (list?.list ?? []).some((entry) => typeof entry.pattern === 'string');
+  if (list === undefined) return false;
+  let known = patterned.get(list);
+  if (known === undefined) {
+    known = (list.list ?? []).some((entry) => typeof entry.pattern === 'string');
+    patterned.set(list, known);
+  }
+  return known;
 }
 
 /** Whether a rule targets by name alone: no allNamespaces, selector or pattern (its targets are its listed names that exist). */
