@@ -1,6 +1,7 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
 import { applyCopyMetadata } from '../domain/copy-metadata.js';
 import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
+import { isControlledBy } from '../domain/ownership.js';
 import { withSource } from '../domain/source.js';
 import type { ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceCache } from '../k8s/source-cache.js';
@@ -21,12 +22,13 @@ export function isDistributable(rd: ResourceDistribution, kinds: KindRegistry): 
 
 /**
  * What a distribution copies, at hand: `ready` with the template or the source's content;
- * `pending` while its source has not been read yet; `source-missing`; `invalid` (nothing we may copy).
+ * `pending` while its source has not been read yet; `source-missing` (`ownCopy`: what stands there
+ * is this distribution's own copy, left where spec.source moved to); `invalid` (nothing we may copy).
  */
 export type Resolution =
   | { state: 'ready'; rd: ResolvedDistribution }
   | { state: 'pending' }
-  | { state: 'source-missing'; ref: SourceRef }
+  | { state: 'source-missing'; ref: SourceRef; ownCopy?: true }
   | { state: 'invalid' };
 
 /** The last resolution of each source object, reused while the distribution is the same object: the template then is too, and its hash is remembered. */
@@ -61,6 +63,9 @@ export function resolveDistribution(rd: ResourceDistribution, caches: { sources:
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };
   if (known.object === undefined) return { state: 'source-missing', ref };
+  // Copying our own copy would spread a stale copy as if it were the source; it is no source, and
+  // it goes (the source's namespace is never a target) once admission allowed its deletion.
+  if (isControlledBy(rd, known.object)) return { state: 'source-missing', ref, ownCopy: true };
   const resolved = resolvedFrom(rd, known.object);
   return isDistributable(resolved, kinds) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
 }

@@ -209,6 +209,21 @@ describe('distribution webhook: the author must be allowed to write every copy',
     for (const line of lines) expect(response.status?.message).toContain(`spec.targets: user "alice" ${line}, where this change stops distributing and would delete the copy`);
   });
 
+  it('on UPDATE, needs delete where the source moves into a target namespace (its copy there would go)', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('alice', ['get', 'create', 'update', 'delete'], 'configmaps', 'team-a').grant('alice', ['get', 'create', 'update'], 'configmaps', 'team-b');
+    const old = distribution('moved').source('team-a', 'cfg').included('team-a', 'team-b').build();
+    const next = distribution('moved').source('team-b', 'cfg').included('team-a', 'team-b').build();
+    const response = await admit(app, 'distributions', review().distribution(next).operation('UPDATE').oldObject(old).user('alice'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe(
+      'spec.source.namespace: user "alice" may not delete configmaps in namespace "team-b", where the source moves: the source\'s namespace is never a target, so the copy there would be deleted',
+    );
+    reviewer.grant('alice', ['delete'], 'configmaps', 'team-b');
+    const allowedNow = await admit(app, 'distributions', review().distribution(next).operation('UPDATE').oldObject(old).user('alice'));
+    expect(allowedNow.allowed).toBe(true);
+  });
+
   it('admits a narrowing UPDATE by an author who may delete where it stops', async () => {
     const { app, reviewer } = testApp();
     reviewer.grant('admin2', ['create', 'update', 'delete'], 'configmaps');
