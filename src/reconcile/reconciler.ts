@@ -13,6 +13,7 @@
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
+import { MAX_TEMPLATE_DEPTH } from '../domain/nesting.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
@@ -289,7 +290,7 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
       parts.lastPasses.forget(name);
       return reportMissingSource(parts, rd, resolved.ref, signal, resolved.ownCopy === true);
     case 'invalid':
-      throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
+      throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source, nested at most ${MAX_TEMPLATE_DEPTH} levels) or no spec.targets`);
   }
 }
 
