@@ -1,5 +1,6 @@
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
+import type { ConnectionLimits } from './admission/https-server.js';
 import type { ControllerSettings } from './reconcile/controller.js';
 import { parseByteSize, parseDuration } from './config-values.js';
 import { parseKindNames, type KindName } from './domain/kinds.js';
@@ -59,6 +60,8 @@ export interface Config {
   retryPeriodMs: number;
   podName: string;
   bodyLimitBytes: number;
+  /** RD_MAX_CONNECTIONS, RD_TLS_HANDSHAKE_TIMEOUT, RD_HEADERS_TIMEOUT: what the listener grants a connection before its request. */
+  connectionLimits: ConnectionLimits;
   sarCacheTtlMs: number;
   /**
    * RD_RBAC_SHORTCUT: the cluster's RBAC objects are watched, and what they grant an author is
@@ -277,6 +280,11 @@ export function loadConfig(env: Env = process.env): Config {
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
+    connectionLimits: {
+      maxConnections: r.integer('RD_MAX_CONNECTIONS', 1000, 1, 1_000_000),
+      handshakeTimeoutMs: r.duration('RD_TLS_HANDSHAKE_TIMEOUT', '10s', 100),
+      headersTimeoutMs: r.duration('RD_HEADERS_TIMEOUT', '15s', 100),
+    },
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
     rbacShortcut: r.boolean('RD_RBAC_SHORTCUT', true),

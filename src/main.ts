@@ -228,6 +228,8 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       host: config.host,
       certificate: initial.serving,
       ...(webhookClientCa === undefined ? {} : { clientCa: webhookClientCa }),
+      limits: config.connectionLimits,
+      onDropped: () => metrics.connectionsDropped.inc(),
       log,
     });
     serving.https = https;

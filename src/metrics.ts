@@ -22,6 +22,7 @@ export interface Metrics {
   podMaterializeDuration: Histogram;
   podInjections: Counter;
   webhookCallersRefused: Counter;
+  connectionsDropped: Counter;
 }
 
 export interface MetricsOptions {
@@ -158,6 +159,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     webhookCallersRefused: new Counter({
       name: 'resource_distributor_webhook_callers_refused_total',
       help: 'Reviews refused (401) because the caller presented no client certificate the webhook client CA signed, or one of another name.',
+      registers,
+    }),
+    connectionsDropped: new Counter({
+      name: 'resource_distributor_connections_dropped_total',
+      help: 'Connections to the admission server closed as soon as accepted because RD_MAX_CONNECTIONS were open.',
       registers,
     }),
     kindsWatched: new Gauge({

@@ -1,6 +1,6 @@
 import { mapBounded } from '../bounded.js';
 import type { AccessAnswer, AccessCheck, AccessReviewer, Subject } from '../k8s/access-review.js';
-import type { RequiredAccess } from './required-access.js';
+import type { RequiredAccess, StoppedTargets } from './required-access.js';
 import type { UserInfo } from './review.js';
 
 /** Denial lines name at most this many namespaces; one more line counts the rest. */
@@ -27,7 +27,10 @@ function denialLines(who: string, resource: string, denied: ReadonlyMap<string, 
 }
 
 /** A namespace a change stops targeting: its copy there would be deleted. */
-function stopLine(who: string, check: AccessCheck): string {
+function stopLine(who: string, check: AccessCheck, because: StoppedTargets['because']): string {
+  if (because === 'source-moved') {
+    return `spec.source.namespace: ${who} may not delete ${check.resource} in namespace "${check.namespace}", where the source moves: the source's namespace is never a target, so the copy there would be deleted`;
+  }
   const where = check.namespace === '' ? 'in every namespace (the change narrows open-ended targets)' : `in namespace "${check.namespace}"`;
   return `spec.targets: ${who} may not delete ${check.resource} ${where}, where this change stops distributing and would delete the copy`;
 }
@@ -37,7 +40,7 @@ function deniedLines(
   access: RequiredAccess,
   checks: readonly AccessCheck[],
   answers: readonly (AccessAnswer | undefined)[],
-  stops: ReadonlySet<AccessCheck>,
+  stops: ReadonlyMap<AccessCheck, StoppedTargets['because']>,
 ): string[] {
   const who = `user "${subject.username}"`;
   const deniedVerbs = new Map<string, string[]>();
@@ -54,7 +57,7 @@ function deniedLines(
       return;
     }
     if (stops.has(check)) {
-      stopLines.push(stopLine(who, check));
+      stopLines.push(stopLine(who, check, stops.get(check)));
       return;
     }
     if (check.verb === 'bind') {
@@ -100,14 +103,14 @@ export function missingAccess(
   return then(ask(reviewer, wide.map(({ group, verb }) => ({ ...group.question, verb, namespace: '' })), parallelism, signal), (wideAnswers) => {
     const answered = new Set(wide.flatMap(({ group, verb }, i) => (wideAnswers[i]?.allowed === true ? [`${groups.indexOf(group)} ${verb}`] : [])));
     const checks: AccessCheck[] = [];
-    const stops = new Set<AccessCheck>();
+    const stops = new Map<AccessCheck, StoppedTargets['because']>();
     groups.forEach((group, g) => {
       const verbs = group.verbs.filter((verb) => !answered.has(`${g} ${verb}`));
       if (verbs.length === 0) return;
       for (const namespace of group.namespaces) {
         for (const verb of verbs) {
           const check = { ...group.question, verb, namespace };
-          if (group.stop) stops.add(check);
+          if (group.stop) stops.set(check, group.because);
           checks.push(check);
         }
       }
@@ -123,6 +126,7 @@ interface QuestionGroup {
   namespaces: readonly string[];
   /** Deletions an update causes (their denials read differently). */
   stop: boolean;
+  because?: StoppedTargets['because'];
 }
 
 /** The questions `access` raises, in the order their denials are told: the source, the writes, the binds, the deletions. */
@@ -134,7 +138,8 @@ function questionGroups(subject: Subject, access: RequiredAccess): QuestionGroup
   groups.push({ question: { subject, group, resource }, verbs: access.verbs, namespaces, stop: false });
   if (bind !== undefined) groups.push({ question: { subject, group: RBAC_GROUP, resource: bind.resource, name: bind.name }, verbs: ['bind'], namespaces, stop: false });
   for (const stop of access.stops ?? []) {
-    groups.push({ question: { subject, group: stop.group, resource: stop.resource }, verbs: ['delete'], namespaces: stop.namespaces === 'all' ? [''] : stop.namespaces, stop: true });
+    const namespaces = stop.namespaces === 'all' ? [''] : stop.namespaces;
+    groups.push({ question: { subject, group: stop.group, resource: stop.resource }, verbs: ['delete'], namespaces, stop: true, ...(stop.because ? { because: stop.because } : {}) });
   }
   return groups;
 }

@@ -2,7 +2,7 @@ import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import { describeTally, type PlanTally } from '../domain/plan-preview.js';
 import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
-import { validateDistribution } from '../domain/validate.js';
+import { checkNesting, validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
 import { describeAccess, requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
@@ -50,11 +50,9 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   return (request, abandoned): Verdict | Promise<Verdict> => {
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
-    // Only a misconfigured webhook sends anything else: we have no say over it.
-    if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
+    const early = decidedUnread(request);
+    if (early !== undefined) return early;
     const updating = request.operation === 'UPDATE';
-    if (updating && sameSpec(request.object, request.oldObject)) return allowed();
 
     const { problems, warnings } = validateDistribution({
       object: request.object,
@@ -75,6 +73,24 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     }
     return Array.isArray(refused) ? accessVerdict(refused, allowedWarnings()) : refused.then((lines) => accessVerdict(lines, allowedWarnings()));
   };
+}
+
+/** What is decided before the distribution is read: what we have no say over, a template too deep to read, an unchanged spec. */
+function decidedUnread(request: AdmissionRequest): Verdict | undefined {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
+  // Only a misconfigured webhook sends anything else: we have no say over it.
+  if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
+  // Before the comparison, which recurses: a template nested thousands deep would overflow it.
+  // One stored before this rule can still be deleted and lose its finalizers: a distribution
+  // being deleted is no longer reconciled, whatever its spec.
+  const tooDeep = checkNesting(request.object);
+  if (tooDeep.length > 0) return beingDeleted(request.object) ? allowed() : denied(tooDeep.map((p) => `${p.path}: ${p.message}`));
+  if (request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject)) return allowed();
+  return undefined;
+}
+
+function beingDeleted(object: unknown): boolean {
+  return (object as { metadata?: { deletionTimestamp?: unknown } } | null | undefined)?.metadata?.deletionTimestamp !== undefined;
 }
 
 /** What the author is refused; while it waits for answers, the abandonment says what it is checking. */

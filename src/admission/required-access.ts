@@ -44,6 +44,11 @@ export interface StoppedTargets {
   group: string;
   resource: string;
   namespaces: readonly string[] | 'all';
+  /**
+   * `source-moved`: the targets are as they were, but the source moved into these namespaces; the
+   * source's namespace is never a target, so the copy there is deleted (the source takes its place).
+   */
+  because?: 'source-moved';
 }
 
 const RBAC_GROUP = 'rbac.authorization.k8s.io';
@@ -100,7 +105,7 @@ export function stoppedTargets(
   const before = requiredAccess(old, forbidden, kinds);
   const kind = { group: before.group, resource: before.resource };
   const after = keptAccess(before, next, forbidden, kinds);
-  if (after !== undefined && isDeepStrictEqual(old.spec.targets, next?.spec.targets)) return undefined;
+  if (after !== undefined && isDeepStrictEqual(old.spec.targets, next?.spec.targets)) return sourceMovedInto(old, next, before, forbidden);
   if (before.namespaces === 'all') return { ...kind, namespaces: 'all' };
   const kept = new Set(after === undefined || after.namespaces === 'all' ? [] : after.namespaces);
   const dropped = before.namespaces.filter((namespace) => !kept.has(namespace));
@@ -111,4 +116,17 @@ export function stoppedTargets(
 function keptAccess(before: RequiredAccess, next: ResourceDistribution | undefined, forbidden: readonly string[], kinds: KindRegistry): RequiredAccess | undefined {
   const after = next === undefined ? undefined : requiredAccess(next, forbidden, kinds);
   return after?.group === before.group && after.resource === before.resource ? after : undefined;
+}
+
+/**
+ * Pure: the same targets, but the source moved into a namespace `old` wrote to. Its copy there is
+ * deleted, as the source's namespace is never a target: the author must be allowed to delete there
+ * (whether open-ended targets matched that namespace depends on the cluster: it is asked anyway).
+ */
+function sourceMovedInto(old: ResourceDistribution, next: ResourceDistribution | undefined, before: RequiredAccess, forbidden: readonly string[]): StoppedTargets | undefined {
+  if (next === undefined) return undefined;
+  const excludedBefore = new Set(forbiddenFor(old, forbidden));
+  const newlyExcluded = forbiddenFor(next, forbidden).filter((namespace) => !excludedBefore.has(namespace));
+  const targeted = before.namespaces === 'all' ? newlyExcluded : newlyExcluded.filter((namespace) => before.namespaces.includes(namespace));
+  return targeted.length === 0 ? undefined : { group: before.group, resource: before.resource, namespaces: targeted, because: 'source-moved' };
 }

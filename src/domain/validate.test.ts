@@ -14,6 +14,13 @@ function check(object: unknown, options: { oldObject?: unknown; namespaceExists?
   return validateDistribution({ object, schema, ...options });
 }
 
+/** `{a: {a: ... 'x'}}` with `levels` objects. */
+function nested(levels: number): unknown {
+  let value: unknown = 'x';
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+}
+
 const cm = (): DistributionBuilder => distribution('d').configMap('c', { k: 'v' }).included('ns-1');
 const withTargets = (targets: unknown): unknown => ({ ...cm().build(), spec: { ...cm().build().spec, targets } });
 const secret = (): DistributionBuilder => distribution('d').secret('s', { k: 'v' }).included('ns-1');
@@ -46,6 +53,11 @@ describe('validateDistribution: each rule', () => {
     ['spec missing', { apiVersion: 'apps.kruise.io/v1alpha1', kind: 'ResourceDistribution', metadata: { name: 'd' } }, [{ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' }]],
     ['schema: a wrong type', { ...cm().build(), spec: { ...cm().build().spec, targets: { allNamespaces: 'yes' } } }, [{ path: 'spec.targets.allNamespaces', message: 'must be boolean' }]],
     ['resource missing', { ...cm().build(), spec: { targets: {} } }, [{ path: 'spec.resource', message: 'is required: a complete manifest (Secret or ConfigMap)' }]],
+    [
+      'a template nested deeper than 64 levels (its other problems untold: nothing else walks it)',
+      cm().templateMetadata({ name: 'c', managedFields: [{ fieldsV1: nested(61) }] }).field('apiVersion', 'v2').build(),
+      [{ path: 'spec.resource', message: 'nested deeper than 64 levels: a Kubernetes object needs far fewer' }],
+    ],
     ['targets missing', { ...cm().build(), spec: { resource: cm().build().spec.resource } }, [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }]],
     ['resource not v1', cm().field('apiVersion', 'apps/v1').build(), [{ path: 'spec.resource.apiVersion', message: '"apps/v1" is not supported for ConfigMap: set "v1"' }]],
     [

@@ -3,6 +3,7 @@
 import { validateCopyMetadata } from './copy-metadata.js';
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
+import { MAX_TEMPLATE_DEPTH, nestsDeeperThan } from './nesting.js';
 import type { KindRegistry } from './kinds.js';
 import { OBJECT_SYNC_PREFIX } from './object-sync.js';
 import type { SchemaValidator } from './schema.js';
@@ -73,6 +74,16 @@ function validateContentSpec(spec: Record<string, unknown>, warnings: string[], 
   return validateSource(spec.source, spec.targets, warnings, kinds);
 }
 
+/**
+ * A template nested too deeply is refused before any other rule looks at it: what comes later
+ * (copies, comparisons, hashes) walks it recursively and would fail on every pass.
+ */
+export function checkNesting(object: unknown): FieldProblem[] {
+  const resource = asRecord(asRecord(object)?.spec)?.resource;
+  if (!nestsDeeperThan(resource, MAX_TEMPLATE_DEPTH)) return [];
+  return [{ path: 'spec.resource', message: `nested deeper than ${MAX_TEMPLATE_DEPTH} levels: a Kubernetes object needs far fewer` }];
+}
+
 export function validateDistribution(input: {
   object: unknown;
   oldObject?: unknown;
@@ -83,6 +94,8 @@ export function validateDistribution(input: {
 }): ValidationResult {
   const object = asRecord(input.object);
   if (object === undefined) return { problems: [{ path: '(object)', message: 'must be a ResourceDistribution object' }], warnings: [] };
+  const tooDeep = checkNesting(object);
+  if (tooDeep.length > 0) return { problems: tooDeep, warnings: [] };
   const warnings: string[] = [];
   const spec = asRecord(object.spec);
   const own: FieldProblem[] = [...checkName(asRecord(object.metadata), input.oldObject === undefined)];

@@ -13,6 +13,7 @@
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
+import { MAX_TEMPLATE_DEPTH } from '../domain/nesting.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
@@ -222,11 +223,11 @@ async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistributio
  * no longer targets are deleted, as with a source; those of a namespaced origin (an ObjectSync)
  * are all deleted with it. A new source brings its watch event.
  */
-async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal): Promise<ProcessResult> {
+async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal, ownCopy = false): Promise<ProcessResult> {
   const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
   const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
-  const { kind, namespace, name } = ref;
   if (rd.origin !== undefined) {
+    const { kind, namespace, name } = ref;
     const { result, outcomes } = await parts.removal.removeCopies(rd, signal);
     if (result === 'retry') return result;
     const message = `source ${kind} ${namespace}/${name} not found: its copies are deleted`;
@@ -238,9 +239,30 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
   if (signal.aborted) return 'retry';
   // Listed namespaces that do not exist are reported whether or not the source does.
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
-  const message = `source ${kind} ${namespace}/${name} not found: the copies are kept as they are`;
+  const message = ownCopy ? ownCopyMessage(ref, ownCopyFate(ref, outcomes)) : missingSourceMessage(rd, ref);
   await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, { found: false, desired: targeted.length + missing.length, message });
   return needsRetry(outcomes) ? 'retry' : 'done';
+}
+
+/**
+ * spec.source moved into a namespace holding this distribution's copy: there is no source, only
+ * that copy, which is deleted (the source's namespace is never a target). Said as it happened.
+ */
+function ownCopyMessage(ref: SourceRef, fate: string): string {
+  const { kind, namespace, name } = ref;
+  return `source ${kind} ${namespace}/${name} not found: what stood there was this distribution's copy (spec.source moved into a target namespace), which ${fate} as the source's namespace is never a target; the copies in the target namespaces are kept as they are`;
+}
+
+function ownCopyFate(ref: SourceRef, outcomes: readonly WriteOutcome[]): string {
+  const removal = outcomes.find((outcome) => outcome.action.type === 'delete' && outcome.action.namespace === ref.namespace);
+  return removal === undefined ? 'is to be deleted' : removal.ok ? 'was deleted' : 'could not be deleted (see DeleteResourceFailed)';
+}
+
+/** While the source stays missing, the pass after that deletion keeps saying what happened to the copy there. */
+function missingSourceMessage(rd: ResourceDistribution, ref: SourceRef): string {
+  const deleted = ownCopyMessage(ref, 'was deleted');
+  const previous = rd.status?.conditions.find((condition) => condition.type === 'SourceNotFound')?.message;
+  return previous === deleted ? deleted : `source ${ref.kind} ${ref.namespace}/${ref.name} not found: the copies are kept as they are`;
 }
 
 /** The distribution is not in the cache: drop what was remembered of it, and remove its orphans. */
@@ -266,9 +288,9 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
       return 'retry';
     case 'source-missing':
       parts.lastPasses.forget(name);
-      return reportMissingSource(parts, rd, resolved.ref, signal);
+      return reportMissingSource(parts, rd, resolved.ref, signal, resolved.ownCopy === true);
     case 'invalid':
-      throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source) or no spec.targets`);
+      throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source, nested at most ${MAX_TEMPLATE_DEPTH} levels) or no spec.targets`);
   }
 }
 

@@ -1,5 +1,6 @@
 // The admission webhooks as the API server calls them: the whole product in local mode (webhooks
 // registered by URL) against the shared control plane.
+import { request as httpsRequest, type RequestOptions } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { AdmissionregistrationV1Api, CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -115,7 +116,42 @@ afterAll(async () => {
   for (const name of created.namespaces) await core.deleteNamespace({ name }).catch(() => undefined);
 });
 
+/**
+ * Creates a distribution from JSON text, as kubectl sends a file: a template nested thousands deep
+ * cannot be built as an object and serialised (that recursion overflows the stack).
+ */
+async function createFromText(text: string): Promise<{ status: number; message: string }> {
+  const apiServer = new URL(kc.getCurrentCluster()!.server);
+  const options: RequestOptions = { method: 'POST', hostname: apiServer.hostname, port: apiServer.port, path: `/apis/${GROUP}/${VERSION}/${PLURAL}`, headers: { 'Content-Type': 'application/json' } };
+  await kc.applyToHTTPSOptions(options);
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(options, (res) => {
+      let body = '';
+      res.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, message: (JSON.parse(body) as { message?: string }).message ?? '' }));
+    });
+    req.on('error', reject);
+    req.end(text);
+  });
+}
+
 describe('distribution admission', () => {
+  it.each([5_000, 9_000])('denies a template nested %i levels deep, naming the field and the limit', async (levels) => {
+    const name = uniqueName('deep');
+    const template = { ...(configMap('deep-settings') as { metadata: object }), metadata: { name: 'deep-settings', managedFields: [{ manager: 'kubectl', operation: 'Apply', fieldsV1: 'DEEP' }] } };
+    const nested = `${'{"f:a":'.repeat(levels)}{}${'}'.repeat(levels)}`;
+    const text = JSON.stringify(distribution(name, template, included('default'))).replace('"DEEP"', nested);
+    const started = performance.now();
+    const { status, message } = await createFromText(text);
+    // Before, 5,000 levels were admitted (then failed every reconcile) and 9,000 answered a 500.
+    expect({ status, message }).toEqual({
+      status: 422,
+      message: expect.stringContaining('spec.resource: nested deeper than 64 levels: a Kubernetes object needs far fewer') as string,
+    });
+    expect(performance.now() - started).toBeLessThan(5 * SECOND);
+  });
+
+
   it('rejects an invalid distribution, and the client reads every problem', async () => {
     const { code, message } = await rejection(createDistribution(invalid(uniqueName('invalid'))));
     expect(code).toBe(422);

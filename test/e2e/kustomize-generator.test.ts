@@ -5,7 +5,7 @@
 // make of the same sources; the API server accepts what is built (server-side dry run); a key
 // given twice, a missing file and the like fail the build with our message.
 import { execFile } from 'node:child_process';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, mkdtemp, open, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -186,6 +186,30 @@ describe('kustomize\'s generator rules', () => {
     const failure = await failureOf(build(dir));
     expect(failure.stderr).toContain(`"linked.txt" leads to ${join(outside, 'secret.txt')}, outside the kustomization directory`);
   });
+
+  // Before: the 300 MB file was read whole (2.5 GB of memory) and the generator died with a stack
+  // trace instead of the 1 MiB message; the FIFO hung the build.
+  it.each<[string, (path: string) => Promise<unknown>, string]>([
+    [
+      'a 300 MB file',
+      async (path) => {
+        const file = await open(path, 'w');
+        await file.truncate(300 * 1000 * 1000);
+        await file.close();
+      },
+      'cannot read "payload.bin" in ',
+    ],
+    ['a FIFO', (path) => promisify(execFile)('mkfifo', [path]), 'cannot read "payload.bin" in '],
+  ])('%s among its files fails the build at once with our message, before a byte is read', async (what, make, message) => {
+    const dir = await workspace(documented({ files: ['payload.bin'] }));
+    await make(join(dir, 'payload.bin'));
+    const started = Date.now();
+    const failure = await failureOf(build(dir));
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(failure.stderr).toContain(`${EXECUTABLE}: ResourceDistributionGenerator rdname: ${message}`);
+    expect(failure.stderr).toContain(what === 'a FIFO' ? 'a FIFO (named pipe), not a regular file' : '300000000 bytes, over the 1 MiB (1048576 bytes) a Secret or ConfigMap may hold: split it');
+    expect(failure.stderr).not.toMatch(/\n\s+at /);
+  }, 60_000);
 
   it('a field it does not know is a warning, and the build goes on', async () => {
     const result = await run('kustomize', ['build', '--enable-alpha-plugins', '--enable-exec', await workspace(documented({ literal: ['A=b'], literals: ['B=c'] }))]);

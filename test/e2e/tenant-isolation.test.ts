@@ -220,6 +220,30 @@ describe('a tenant who may edit distributions', () => {
     expect((await admin.get('ConfigMap', teamD, 'platform-settings'))?.data).toEqual({ owner: 'admin' });
   });
 
+  it('cannot delete a copy by moving the source into its namespace; an admin can, and the status says what happened', async () => {
+    await alice.core.createNamespacedSecret({ namespace: teamA, body: { metadata: { name: 'moving' }, data: { k: Buffer.from('alice').toString('base64') } } });
+    const name = uniqueName('alice-moving');
+    const source = (namespace: string) => ({ apiVersion: 'v1', kind: 'Secret', namespace, name: 'moving' });
+    const rd: ResourceDistribution = { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { source: source(teamA), targets: { includedNamespaces: { list: [{ name: teamC }] } } } };
+    await alice.custom.createClusterCustomObject({ ...RD, body: rd });
+    await admin.waitForStatus(name, (status) => status.succeeded === 1);
+
+    // The source's namespace is never a target: the copy in team-c would go, a delete she may not make there.
+    const moved = { spec: { source: source(teamC) } };
+    const denied = await rejection(alice.custom.patchClusterCustomObject({ ...RD, name, body: moved }, merge));
+    expect(denied.code).toBe(403);
+    expect(denied.message).toContain(`spec.source.namespace: user "system:serviceaccount:${teamA}:alice" may not delete secrets in namespace "${teamC}", where the source moves`);
+    expect(await surviving('Secret', 'moving', [teamC])).toEqual([teamC]);
+
+    await admin.custom.patchClusterCustomObject({ ...RD, name, body: moved }, merge);
+    const reported = await admin.waitForStatus(name, (status, current) => status.observedGeneration === current.metadata.generation && condition(current, 'SourceNotFound')?.status === 'True');
+    expect(condition(reported, 'SourceNotFound')?.message).toBe(
+      `source Secret ${teamC}/moving not found: what stood there was this distribution's copy (spec.source moved into a target namespace), which was deleted as the source's namespace is never a target; the copies in the target namespaces are kept as they are`,
+    );
+    expect(await admin.get('Secret', teamC, 'moving')).toBeUndefined();
+    await admin.deleteDistribution(name);
+  });
+
   it('cannot adopt an object where she may write but not delete, and then delete it by narrowing', async () => {
     await admin.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'team-c-secret', namespace: teamC }, type: 'Opaque', data: { k: Buffer.from('team-c').toString('base64') } });
     const name = uniqueName('alice-adopt');

@@ -48,6 +48,16 @@ export class DistributionBuilder {
     return this.rd.spec.resource;
   }
 
+  /**
+   * Copies an object of the cluster instead of a template (`spec.source`); the result is for
+   * admission and access tests, which read the source, never the template.
+   */
+  source(namespace: string, name: string, kind: 'Secret' | 'ConfigMap' = 'ConfigMap'): this {
+    delete (this.rd.spec as { resource?: Resource }).resource;
+    this.rd.spec.source = { apiVersion: 'v1', kind, namespace, name };
+    return this;
+  }
+
   /** Replaces the template wholesale (raw, unvalidated: for admission tests). */
   template(resource: Record<string, unknown>): this {
     this.rd.spec.resource = resource as Resource;

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { CORE_KINDS, createKindRegistry } from '../../../src/domain/kinds.js';
 import { base64, distribution } from '../builders.js';
-import { admit, review, testApp } from './review-builder.js';
+import { admit, post, review, testApp, type ReviewResponse } from './review-builder.js';
+import { WEBHOOK_PATHS } from '../../../src/k8s/webhook-config.js';
 
 describe('distribution webhook: domain rules', () => {
   it.each([
@@ -209,6 +210,21 @@ describe('distribution webhook: the author must be allowed to write every copy',
     for (const line of lines) expect(response.status?.message).toContain(`spec.targets: user "alice" ${line}, where this change stops distributing and would delete the copy`);
   });
 
+  it('on UPDATE, needs delete where the source moves into a target namespace (its copy there would go)', async () => {
+    const { app, reviewer } = testApp();
+    reviewer.grant('alice', ['get', 'create', 'update', 'delete'], 'configmaps', 'team-a').grant('alice', ['get', 'create', 'update'], 'configmaps', 'team-b');
+    const old = distribution('moved').source('team-a', 'cfg').included('team-a', 'team-b').build();
+    const next = distribution('moved').source('team-b', 'cfg').included('team-a', 'team-b').build();
+    const response = await admit(app, 'distributions', review().distribution(next).operation('UPDATE').oldObject(old).user('alice'));
+    expect(response.allowed).toBe(false);
+    expect(response.status?.message).toBe(
+      'spec.source.namespace: user "alice" may not delete configmaps in namespace "team-b", where the source moves: the source\'s namespace is never a target, so the copy there would be deleted',
+    );
+    reviewer.grant('alice', ['delete'], 'configmaps', 'team-b');
+    const allowedNow = await admit(app, 'distributions', review().distribution(next).operation('UPDATE').oldObject(old).user('alice'));
+    expect(allowedNow.allowed).toBe(true);
+  });
+
   it('admits a narrowing UPDATE by an author who may delete where it stops', async () => {
     const { app, reviewer } = testApp();
     reviewer.grant('admin2', ['create', 'update', 'delete'], 'configmaps');
@@ -357,5 +373,53 @@ describe('distribution webhook: kinds beyond Secret and ConfigMap (RD_ALLOWED_KI
     expect(response.status?.message).toBe(
       'spec.resource.kind: "Pod" is not supported: use Secret, ConfigMap, NetworkPolicy.networking.k8s.io or RoleBinding.rbac.authorization.k8s.io (allowed by RD_ALLOWED_KINDS)',
     );
+  });
+});
+
+describe('distribution webhook: templates nested too deeply', () => {
+  const DEEP = '"__deep__"';
+  /** JSON text nesting `levels` objects: the value itself cannot be built and serialised (that recursion is the point). */
+  const nestedJson = (levels: number): string => `${'{"a":'.repeat(levels)}"x"${'}'.repeat(levels)}`;
+
+  /** A review whose template's metadata.managedFields[0].fieldsV1 nests `levels` deep, as raw text. */
+  function deepReview(levels: number, operation: 'CREATE' | 'UPDATE' = 'CREATE', deleting = false): { body: string; uid: string } {
+    const rd = distribution('deep').configMap('settings', { a: 'b' }).included('team-a').build();
+    rd.spec.resource.metadata.managedFields = [{ manager: 'kubectl', fieldsV1: '__deep__' }];
+    if (deleting) rd.metadata.deletionTimestamp = '2024-05-01T10:00:00Z';
+    const builder = review().distribution(rd).operation(operation);
+    if (operation === 'UPDATE') builder.oldObject(rd);
+    return { body: JSON.stringify(builder.body()).replaceAll(DEEP, nestedJson(levels)), uid: builder.requestUid };
+  }
+
+  async function answer(body: string): Promise<{ status: number; response?: ReviewResponse['response'] }> {
+    const { app } = testApp({ bodyLimitBytes: 1024 * 1024 });
+    const res = await post(app, WEBHOOK_PATHS.distributions, body);
+    return res.status === 200 ? { status: 200, response: ((await res.json()) as ReviewResponse).response } : { status: res.status };
+  }
+
+  it.each([5_000, 9_000, 100_000])('denies a template %i levels deep with the field and the limit (not a 500)', async (levels) => {
+    const { body, uid } = deepReview(levels);
+    const { status, response } = await answer(body);
+    expect(status).toBe(200);
+    expect(response).toEqual({ uid, allowed: false, status: { code: 422, reason: 'Invalid', message: 'spec.resource: nested deeper than 64 levels: a Kubernetes object needs far fewer' } });
+  });
+
+  it('denies an UPDATE that keeps a template too deep (the comparison with the old spec is never made)', async () => {
+    const { response } = await answer(deepReview(9_000, 'UPDATE').body);
+    expect(response?.allowed).toBe(false);
+    expect(response?.status?.message).toBe('spec.resource: nested deeper than 64 levels: a Kubernetes object needs far fewer');
+  });
+
+  it('lets a distribution stored too deep before the rule lose its finalizers while it is deleted', async () => {
+    const { response } = await answer(deepReview(9_000, 'UPDATE', true).body);
+    expect(response?.allowed).toBe(true);
+  });
+
+  it('admits a template at the limit', async () => {
+    // managedFields[0].fieldsV1 is at level 5 of the template (template, metadata, managedFields, [0], fieldsV1).
+    const { response } = await answer(deepReview(64 - 4).body);
+    expect(response?.allowed).toBe(true);
+    const { response: over } = await answer(deepReview(64 - 3).body);
+    expect(over?.allowed).toBe(false);
   });
 });

@@ -1,9 +1,10 @@
 import { request as httpsRequest } from 'node:https';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { connect } from 'node:tls';
 import { Hono } from 'hono';
 import request from 'supertest';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startHttpsServer, type HttpsServer } from '../../../src/admission/https-server.js';
+import { DEFAULT_CONNECTION_LIMITS, startHttpsServer, type HttpsServer } from '../../../src/admission/https-server.js';
 import { createLogger } from '../../../src/log.js';
 import { certificateInfo, generateCa, generateServing, serviceIdentity, type KeyPair } from '../../../src/tls/certificates.js';
 import { base64, distribution } from '../builders.js';
@@ -139,5 +140,89 @@ describe('HTTPS listener', () => {
     expect(await get()).toBe('keep-alive');
     server.drain();
     expect(await get()).toBe('close');
+  });
+});
+
+/** Raw TCP connections to the listener that never send a byte (loopback only, a bounded count); each resolves with when it was closed. */
+function idleConnections(port: number, count: number): { sockets: Socket[]; closed: Promise<number[]> } {
+  const started = Date.now();
+  const sockets = Array.from({ length: count }, () => connectTcp(port, '127.0.0.1'));
+  const closed = Promise.all(
+    sockets.map(
+      (socket) =>
+        new Promise<number>((resolve) => {
+          socket.on('error', () => undefined);
+          // Read whatever comes (a 408): a paused socket would never report its close.
+          socket.resume();
+          socket.on('close', () => resolve(Date.now() - started));
+        }),
+    ),
+  );
+  return { sockets, closed };
+}
+
+/** A TLS connection that completes its handshake and then sends nothing; resolves when the server closes it. */
+function silentAfterHandshake(port: number, ca: string): Promise<number> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: '127.0.0.1', port, ca, servername: 'localhost' });
+    socket.on('error', reject);
+    socket.resume();
+    socket.on('close', () => resolve(Date.now() - started));
+  });
+}
+
+describe('HTTPS listener: connections that send no request', () => {
+  const limits = { maxConnections: 20, handshakeTimeoutMs: 400, headersTimeoutMs: 600 };
+
+  it('closes connections that never start TLS after the handshake timeout, while requests are served', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp();
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log, limits });
+    const idle = idleConnections(server.port, 10);
+    await request(`https://127.0.0.1:${server.port}`).get('/healthz').ca(ca.cert).expect(200, 'ok');
+    const closedAfter = await idle.closed;
+    for (const ms of closedAfter) expect(ms).toBeGreaterThanOrEqual(limits.handshakeTimeoutMs - 50);
+    expect(Math.max(...closedAfter)).toBeLessThan(limits.handshakeTimeoutMs + 1500);
+  });
+
+  it('closes a connection that completes TLS and then sends no request after the headers timeout', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp();
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log, limits });
+    const closedAfter = await silentAfterHandshake(server.port, ca.cert);
+    expect(closedAfter).toBeGreaterThanOrEqual(limits.headersTimeoutMs - 50);
+    expect(closedAfter).toBeLessThan(limits.headersTimeoutMs + 1500);
+  });
+
+  it('refuses connections beyond the cap at once and counts them; once the idle ones are closed, requests are served again', async () => {
+    const { ca, serving } = await issue();
+    const { app } = testApp();
+    let dropped = 0;
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log, limits, onDropped: () => dropped++ });
+    const held = idleConnections(server.port, limits.maxConnections);
+    await Promise.all(held.sockets.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const beyond = idleConnections(server.port, 30);
+    const refusedAfter = await beyond.closed;
+    expect(Math.max(...refusedAfter)).toBeLessThan(limits.handshakeTimeoutMs);
+    expect(dropped).toBe(30);
+
+    await held.closed;
+    await request(`https://127.0.0.1:${server.port}`).get('/healthz').ca(ca.cert).expect(200, 'ok');
+  });
+
+  it('by default, holds 1,000 connections at most (each for the 10 s handshake timeout, not two minutes)', async () => {
+    const { serving } = await issue();
+    const { app } = testApp();
+    let dropped = 0;
+    server = await startHttpsServer({ fetch: app.fetch, port: 0, host: '127.0.0.1', certificate: serving, log, onDropped: () => dropped++ });
+    const idle = idleConnections(server.port, 1010);
+    await Promise.all(idle.sockets.map((socket) => new Promise((resolve) => socket.once('connect', resolve))));
+    for (let i = 0; i < 100 && dropped < 10; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(dropped).toBe(10);
+    expect(DEFAULT_CONNECTION_LIMITS).toEqual({ maxConnections: 1000, handshakeTimeoutMs: 10_000, headersTimeoutMs: 15_000 });
+    for (const socket of idle.sockets) socket.destroy();
+    await idle.closed;
   });
 });

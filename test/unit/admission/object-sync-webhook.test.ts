@@ -71,6 +71,18 @@ describe('ObjectSync webhook', () => {
     expect(verdict).toMatchObject({ decision: 'denied', status: { code: 403 } });
     expect((verdict as { status: { message: string } }).status.message).toContain(line);
   });
+  it('on UPDATE, asks to delete where the source moves into a destination namespace (its copy there would go)', async () => {
+    const reviewer = new FakeAccessReviewer().grant('olga', ['get', 'create', 'update', 'delete'], 'secrets', 'platform').grant('olga', ['get', 'create', 'update'], 'secrets');
+    const destinations = [{ namespace: '*' }];
+    const before = { source: { group: '', kind: 'Secret', name: 'registry' }, destinations };
+    const after = { source: { group: '', kind: 'Secret', namespace: 'team-b', name: 'registry' }, destinations };
+    const verdict = await objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [] })(update(before, after), abandoned);
+    expect(reviewer.checks.filter((c) => c.verb === 'delete').map((c) => c.namespace)).toEqual(['team-b']);
+    expect(verdict).toMatchObject({
+      decision: 'denied',
+      status: { code: 403, message: 'spec.source.namespace: user "olga" may not delete secrets in namespace "team-b", where the source moves: the source\'s namespace is never a target, so the copy there would be deleted' },
+    });
+  });
 });
 
 function update(before: object, after: object, metadata: object = {}): AdmissionRequest {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { requiredAccess } from '../../../src/admission/required-access.js';
+import { requiredAccess, stoppedTargets } from '../../../src/admission/required-access.js';
 import { distribution } from '../builders.js';
 
 describe('requiredAccess', () => {
@@ -18,5 +18,35 @@ describe('requiredAccess', () => {
     { name: 'allNamespaces false: only the list', rd: distribution('a').secret('s').allNamespaces(false).included('x').build(), expected: { group: '', resource: 'secrets', verbs: ['create', 'update'], namespaces: ['x'] } },
   ])('$name', ({ rd, expected }) => {
     expect(requiredAccess(rd, ['locked'])).toEqual(expected);
+  });
+});
+
+describe('stoppedTargets', () => {
+  const cfg = { group: '', resource: 'configmaps' };
+  it.each([
+    { name: 'nothing changes', old: distribution('a').source('src', 's').included('b', 'c').build(), next: distribution('a').source('src', 's').included('b', 'c').build(), expected: undefined },
+    { name: 'a target dropped', old: distribution('a').source('src', 's').included('b', 'c').build(), next: distribution('a').source('src', 's').included('b').build(), expected: { ...cfg, namespaces: ['c'] } },
+    {
+      name: 'the source moved into a listed target (its copy there goes)',
+      old: distribution('a').source('src', 's').included('b', 'c').build(),
+      next: distribution('a').source('c', 's').included('b', 'c').build(),
+      expected: { ...cfg, namespaces: ['c'], because: 'source-moved' },
+    },
+    {
+      name: 'the source moved into a namespace open-ended targets may reach',
+      old: distribution('a').source('src', 's').allNamespaces().build(),
+      next: distribution('a').source('c', 's').allNamespaces().build(),
+      expected: { ...cfg, namespaces: ['c'], because: 'source-moved' },
+    },
+    { name: 'the source moved into a namespace never targeted', old: distribution('a').source('src', 's').included('b').build(), next: distribution('a').source('x', 's').included('b').build(), expected: undefined },
+    { name: 'the source moved into a forbidden namespace', old: distribution('a').source('src', 's').allNamespaces().build(), next: distribution('a').source('locked', 's').allNamespaces().build(), expected: undefined },
+    {
+      name: 'targets and source both changed: the dropped targets, the source\'s new namespace among them',
+      old: distribution('a').source('src', 's').included('b', 'c', 'd').build(),
+      next: distribution('a').source('c', 's').included('b', 'c').build(),
+      expected: { ...cfg, namespaces: ['c', 'd'] },
+    },
+  ])('$name', ({ old, next, expected }) => {
+    expect(stoppedTargets(old, next, ['locked'])).toEqual(expected);
   });
 });

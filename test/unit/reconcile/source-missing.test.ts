@@ -13,10 +13,10 @@ afterEach(() => h?.caches.stop());
 
 const source: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'platform' }, data: { color: 'blue' } };
 
-function fromSource(listed: string[] = []): ResourceDistribution {
+function fromSource(listed: string[] = [], sourceNamespace = 'platform'): ResourceDistribution {
   const rd = distribution('shared').matchLabels({ team: 'x' }).included(...listed).build() as ResourceDistribution;
   delete (rd.spec as { resource?: unknown }).resource;
-  rd.spec.source = { apiVersion: 'v1', kind: 'ConfigMap', namespace: 'platform', name: 'settings' };
+  rd.spec.source = { apiVersion: 'v1', kind: 'ConfigMap', namespace: sourceNamespace, name: 'settings' };
   return rd;
 }
 
@@ -68,5 +68,39 @@ describe('a distribution whose source is missing', () => {
     expect(status).toMatchObject({ desired: 2, succeeded: 0, failed: 2 });
     expect(status?.conditions.find((c) => c.type === 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespace: ['ns-later'] });
     expect(status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject({ status: 'True' });
+  });
+
+  it('deletes its copy where spec.source moved to, copies nothing from it, and says so', async () => {
+    h = await startHarness();
+    h.cluster.putNamespace('platform');
+    for (const ns of ['ns-a', 'ns-b']) h.cluster.putNamespace(ns, { team: 'x' });
+    h.cluster.putObject(source);
+    h.cluster.putDistribution(fromSource());
+    await until(() => h.catalog.list().length > 0);
+    h.caches.sources.follow(sourcesOf(h.catalog.list()));
+    await until(() => sourceState().synced);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    const before = h.cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.resourceVersion;
+
+    h.cluster.putDistribution({ ...fromSource([], 'ns-b'), metadata: { ...fromSource().metadata, generation: 2 } });
+    await until(() => h.catalog.get('shared')?.spec.source?.namespace === 'ns-b');
+    h.caches.sources.follow(sourcesOf(h.catalog.list()));
+    await until(() => { const state = sourceState(); return state.synced && state.object !== undefined; });
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.resourceVersion).toBe(before);
+    const said = {
+      status: 'True',
+      message:
+        "source ConfigMap ns-b/settings not found: what stood there was this distribution's copy (spec.source moved into a target namespace), which was deleted as the source's namespace is never a target; the copies in the target namespaces are kept as they are",
+    };
+    expect(h.cluster.distributions.get('shared')?.status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject(said);
+
+    // The next pass finds no source at all, and still says what became of the copy there.
+    await until(() => { const state = sourceState(); return state.synced && state.object === undefined; });
+    await until(() => h.catalog.get('shared')?.status?.conditions.some((c) => c.message === said.message) === true);
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.cluster.distributions.get('shared')?.status?.conditions.find((c) => c.type === 'SourceNotFound')).toMatchObject(said);
   });
 });
