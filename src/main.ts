@@ -143,6 +143,8 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: forbiddenNamespaces(config),
+    // The mutating configuration records authors; without it none are, and none are required.
+    recordsAuthors: config.webhookNames.pods !== undefined,
     bodyLimitBytes: config.bodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),

@@ -5,6 +5,7 @@ import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domai
 import { validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
+import { authorVerdict } from './author-webhook.js';
 import { describeAccess, requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
 import { sameSpec } from './same-spec.js';
 import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
@@ -22,6 +23,8 @@ export interface DistributionWebhookDeps {
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
   previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
+  /** The mutating webhook records authors: a new spec without one is refused (default: allowed, as before authors were recorded). */
+  recordsAuthors?: boolean;
 }
 
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
@@ -39,7 +42,7 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
 }
 
 /**
- * ResourceDistribution CREATE/UPDATE: the pure rules of the domain, then whether the author may
+ * ResourceDistribution CREATE/UPDATE: the recorded author (see author-webhook), the pure rules of the domain, then whether the author may
  * write the distributed kind in every target namespace, and on UPDATE also delete it wherever the
  * change stops distributing. DELETE is never blocked, nor is an update that leaves the spec as it
  * is (labels, annotations, finalizer removal of an object being deleted): it changes neither what
@@ -50,11 +53,9 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   return (request, abandoned): Verdict | Promise<Verdict> => {
-    if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
-    // Only a misconfigured webhook sends anything else: we have no say over it.
-    if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
+    const settled = withoutReview(deps, request);
+    if (settled !== undefined) return settled;
     const updating = request.operation === 'UPDATE';
-    if (updating && sameSpec(request.object, request.oldObject)) return allowed();
 
     const { problems, warnings } = validateDistribution({
       object: request.object,
@@ -75,6 +76,17 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     }
     return Array.isArray(refused) ? accessVerdict(refused, allowedWarnings()) : refused.then((lines) => accessVerdict(lines, allowedWarnings()));
   };
+}
+
+/** The answer to a request that needs no access review; undefined when it does. */
+function withoutReview(deps: DistributionWebhookDeps, request: AdmissionRequest): Verdict | undefined {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
+  // Only a misconfigured webhook sends anything else: we have no say over it.
+  if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
+  // Before the rest: an update that leaves the spec needs no review, but may not rename the author.
+  const forged = authorVerdict(request, deps.recordsAuthors === true);
+  if (forged !== undefined) return forged;
+  return request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject) ? allowed() : undefined;
 }
 
 /** What the author is refused; while it waits for answers, the abandonment says what it is checking. */
