@@ -4,7 +4,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ANNOTATION_AUTHOR, authorValue } from '../../../src/domain/author.js';
 import { CORE_REGISTRY } from '../../../src/domain/kinds.js';
 import type { Resource, ResourceDistribution } from '../../../src/domain/types.js';
-import { createAuthorGate } from '../../../src/reconcile/author-gate.js';
+import { systemClock } from '../../../src/domain/clock.js';
+import { createMetrics } from '../../../src/metrics.js';
+import { createAuthorGate, type AuthorGate } from '../../../src/reconcile/author-gate.js';
+import { createGenerator } from '../../../src/reconcile/generator.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
 import { FakeAccessReviewer } from '../admission/review-builder.js';
 import { distribution } from '../builders.js';
@@ -19,8 +22,9 @@ function secret(password: string): Resource {
   return { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'db', namespace: 'home' }, type: 'Opaque', data: { password: Buffer.from(password).toString('base64') } };
 }
 
-function fromSource(author: string | undefined): ResourceDistribution {
-  const rd = distribution('db-copy').included('shared').build() as ResourceDistribution;
+function fromSource(author: string | undefined, selected = false): ResourceDistribution {
+  const named = distribution('db-copy');
+  const rd = (selected ? named.matchLabels({ team: 'a' }) : named.included('shared')).build() as ResourceDistribution;
   delete (rd.spec as { resource?: unknown }).resource;
   rd.spec.source = { apiVersion: 'v1', kind: 'Secret', namespace: 'home', name: 'db' };
   if (author !== undefined) rd.metadata.annotations = { [ANNOTATION_AUTHOR]: author };
@@ -32,14 +36,15 @@ async function until(condition: () => boolean): Promise<void> {
   if (!condition()) throw new Error('condition not reached');
 }
 
-async function start(author: string | undefined, reviewer: FakeAccessReviewer, denialTtlMs?: number): Promise<void> {
-  const authors = createAuthorGate({ reviewer, kinds: CORE_REGISTRY, log: silentLog, ...(denialTtlMs === undefined ? {} : { denialTtlMs }) });
+async function start(author: string | undefined, reviewer: FakeAccessReviewer, options: { denialTtlMs?: number; selected?: boolean } = {}): Promise<AuthorGate> {
+  const authors = createAuthorGate({ reviewer, kinds: CORE_REGISTRY, log: silentLog, ...(options.denialTtlMs === undefined ? {} : { denialTtlMs: options.denialTtlMs }) });
   h = await startHarness({ authors });
   for (const ns of ['home', 'shared']) h.cluster.putNamespace(ns);
-  h.cluster.putDistribution(fromSource(author));
+  h.cluster.putDistribution(fromSource(author, options.selected));
   await until(() => h.catalog.list().length > 0);
   h.caches.sources.follow(sourcesOf(h.catalog.list()));
   await until(() => h.caches.sources.get(sourcesOf(h.catalog.list())[0]!).synced);
+  return authors;
 }
 
 /** The source put (or changed) by someone else, and the cache having seen it. */
@@ -92,7 +97,7 @@ describe('a source that appears after its distribution was admitted', () => {
 
   it('keeps the copies as they are when the right is lost between two versions, and writes again once it is back', async () => {
     const reviewer = new FakeAccessReviewer().grant('alice', ['get'], 'secrets', 'home');
-    await start(ALICE, reviewer, 1);
+    await start(ALICE, reviewer, { denialTtlMs: 1 });
     await putSource('one');
     await h.reconciler.reconcile('db-copy');
     expect(copy()?.data).toEqual(secret('one').data);
@@ -128,5 +133,33 @@ describe('a source that appears after its distribution was admitted', () => {
     await putSource('s3cr3t');
     await expect(h.reconciler.reconcile('db-copy')).rejects.toThrow('connection refused');
     expect(copy()).toBeUndefined();
+  });
+});
+
+describe('a new namespace that a source distribution targets', () => {
+  async function generateInto(authors: AuthorGate): Promise<Resource | undefined> {
+    const generator = createGenerator({ api: h.requests.api, caches: h.caches, catalog: h.catalog, writer: h.writer, clock: systemClock, log: silentLog, metrics: createMetrics(), forbiddenNamespaces: [], parallelism: 4, waitTimeoutMs: 400, pollAfterMs: 150, updateSettleMs: 20, authors });
+    h.listeners.push((change) => {
+      if (change.resource === 'namespaces') generator.namespaceChanged(change.change.current?.info.name ?? '');
+    });
+    // Admitted as it is stored: the generator writes its copies for what it is now.
+    const ns = h.cluster.putNamespace('fresh', { team: 'a' });
+    await until(() => h.caches.namespaces.get('fresh') !== undefined);
+    generator.namespaceAdmitted({ name: 'fresh', uid: ns.metadata.uid ?? '' });
+    await generator.idle();
+    await generator.stop();
+    return h.cluster.object('Secret', 'fresh', 'db');
+  }
+
+  it('gets no copy from the generator when the author may not read the source', async () => {
+    const authors = await start(ALICE, new FakeAccessReviewer(), { selected: true });
+    await putSource('s3cr3t');
+    expect(await generateInto(authors)).toBeUndefined();
+  });
+
+  it('gets its copy from the generator when the author may', async () => {
+    const authors = await start(ALICE, new FakeAccessReviewer().grant('alice', ['get'], 'secrets', 'home'), { selected: true });
+    await putSource('s3cr3t');
+    expect((await generateInto(authors))?.data).toEqual(secret('s3cr3t').data);
   });
 });
