@@ -15,7 +15,7 @@ import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
-import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
@@ -252,9 +252,8 @@ async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: Sou
 }
 
 /** Why the author recorded on `rd` may not have its source copied now; undefined when nothing stands in the way. */
-async function authorDenial(parts: Parts, rd: ResourceDistribution): Promise<string | undefined> {
+async function authorDenial(parts: Parts, rd: ResourceDistribution, source: Resource | undefined): Promise<string | undefined> {
   const gate = parts.deps.authors;
-  const source = gate === undefined ? undefined : sourceObject(rd, parts.deps.caches.sources);
   if (gate === undefined || source === undefined) return undefined;
   const verdict = await gate.check(rd, source);
   return verdict.allowed ? undefined : verdict.message;
@@ -276,10 +275,12 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
   // Being deleted: the garbage collector removes the copies of what owns them; those of a
   // namespaced origin are ours to remove before it goes.
   if (rd.metadata.deletionTimestamp) return rd.origin === undefined ? 'done' : (await parts.removal.removeCopies(rd, signal)).result;
+  // Read at the same moment: the author is asked about the very source version the copies are made of.
+  const source = sourceObject(rd, parts.deps.caches.sources);
   const resolved = resolveDistribution(rd, parts.deps.caches);
   switch (resolved.state) {
     case 'ready': {
-      const denied = await authorDenial(parts, rd);
+      const denied = await authorDenial(parts, rd, source);
       if (denied === undefined) return reconcileDistribution(parts, resolved.rd, signal, scope);
       parts.lastPasses.forget(name);
       return reportHeldSource(parts, rd, rd.spec.source as SourceRef, { missing: false, message: denied }, signal);
