@@ -1,4 +1,5 @@
 import { authorPatch, authorProblem, expectedAuthor, recordedAuthor, type Author, type AuthorInput } from '../domain/author.js';
+import { OBJECT_SYNC_GROUP, OBJECT_SYNC_KIND } from '../domain/object-sync.js';
 import { GROUP, KIND } from '../domain/types.js';
 import { allowed, denied, type AdmissionRequest, type UserInfo, type Verdict } from './review.js';
 import { sameSpec } from './same-spec.js';
@@ -8,10 +9,16 @@ function authorOf(user: UserInfo): Author {
   return { username: user.username ?? '', ...(user.uid ? { uid: user.uid } : {}), groups: user.groups ?? [], ...(user.extra ? { extra: user.extra } : {}) };
 }
 
-/** What a distribution CREATE/UPDATE says about its author; undefined for anything else. */
+/** Whose authors are recorded: ResourceDistributions and ObjectSyncs. */
+function authored(request: AdmissionRequest): boolean {
+  const { group, kind } = request.kind;
+  return (group === GROUP && kind === KIND) || (group === OBJECT_SYNC_GROUP && kind === OBJECT_SYNC_KIND);
+}
+
+/** What a distribution (or ObjectSync) CREATE/UPDATE says about its author; undefined for anything else. */
 function authorInput(request: AdmissionRequest): AuthorInput | undefined {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
-  if (request.kind.group !== GROUP || request.kind.kind !== KIND) return undefined;
+  if (!authored(request)) return undefined;
   const updating = request.operation === 'UPDATE';
   return {
     operation: request.operation,
@@ -22,7 +29,7 @@ function authorInput(request: AdmissionRequest): AuthorInput | undefined {
 }
 
 /**
- * ResourceDistribution CREATE/UPDATE (mutating): records who authored the spec, so that the
+ * ResourceDistribution and ObjectSync CREATE/UPDATE (mutating): records who authored the spec, so that the
  * controller can ask later whether that user may still read a source that appeared or changed
  * since. Whatever the request says there is replaced; the validating webhook then refuses any
  * other value, should another mutating webhook change it after us.

@@ -174,7 +174,10 @@ export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions)
           matchPolicy: 'Equivalent',
           name: 'resourcedistributions.mutate.resource-distributor.io',
           clientConfig: options.clientConfig(WEBHOOK_PATHS.distributionAuthors),
-          rules: [{ apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['resourcedistributions'], scope: 'Cluster' }],
+          rules: [
+            { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['resourcedistributions'], scope: 'Cluster' },
+            { apiGroups: ['sync.rustrial.org'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['objectsyncs'], scope: 'Namespaced' },
+          ],
           failurePolicy: 'Fail',
           sideEffects: 'None',
           // A later mutating webhook that touched the annotation calls us again: the author is put back.

@@ -7,6 +7,7 @@
 import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_AUTHOR, parseAuthor } from '../../src/domain/author.js';
+import { OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
 import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../../src/domain/types.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { connectionOf } from '../kube-client.js';
@@ -24,6 +25,8 @@ const aliceRole = uniqueName('alice-author-rights');
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 const SECRETS_ALL = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const SECRETS_WRITE_ONLY = ['create', 'update', 'patch', 'delete'];
+const OS = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL };
+const objectSyncs: string[] = [];
 let server: RunningServer;
 let home: string, shared: string;
 let alice: { custom: CustomObjectsApi; core: CoreV1Api };
@@ -36,9 +39,12 @@ async function role(namespace: string, rules: V1PolicyRule[]): Promise<void> {
   });
 }
 
+/** ObjectSyncs, which she may always make at home. */
+const OBJECT_SYNCS: V1PolicyRule = { apiGroups: [OBJECT_SYNC_GROUP], resources: [OBJECT_SYNC_PLURAL], verbs: SECRETS_ALL };
+
 /** What alice may do with Secrets in her own namespace (the admin changes it). */
 async function aliceSecretsAtHome(verbs: string[]): Promise<void> {
-  await rbac.replaceNamespacedRole({ namespace: home, name: 'alice', body: { metadata: { name: 'alice' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs }] } });
+  await rbac.replaceNamespacedRole({ namespace: home, name: 'alice', body: { metadata: { name: 'alice' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs }, OBJECT_SYNCS] } });
 }
 
 /** Whether the API server says alice may read Secret `name` at home. */
@@ -56,7 +62,7 @@ async function createAlice(): Promise<KubeConfig> {
   await rbac.createClusterRoleBinding({
     body: { metadata: { name: aliceRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: aliceRole }, subjects: [{ kind: 'ServiceAccount', namespace: home, name: 'alice' }] },
   });
-  await role(home, [{ apiGroups: [''], resources: ['secrets'], verbs: SECRETS_ALL }]);
+  await role(home, [{ apiGroups: [''], resources: ['secrets'], verbs: SECRETS_ALL }, OBJECT_SYNCS]);
   await role(shared, [{ apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'] }]);
   return serviceAccountKubeConfig(kc, home, 'alice');
 }
@@ -111,6 +117,10 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  for (const name of objectSyncs) {
+    await admin.custom.patchNamespacedCustomObject({ ...OS, namespace: home, name, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
+    await admin.custom.deleteNamespacedCustomObject({ ...OS, namespace: home, name }).catch(() => undefined);
+  }
   await server?.stop();
   await admin.cleanup();
   await rbac.deleteClusterRoleBinding({ name: aliceRole }).catch(() => undefined);
@@ -164,5 +174,36 @@ describe("a distribution acts with its author's rights, not only at admission", 
     const patched = (await alice.custom.patchClusterCustomObject({ ...RD, name, body: renamed }, merge)) as ResourceDistribution;
     expect(parseAuthor(patched.metadata.annotations?.[ANNOTATION_AUTHOR] ?? '')).toMatchObject({ username: `system:serviceaccount:${home}:alice` });
     expect(patched.metadata.labels).toEqual({ team: 'a' });
+  });
+
+  it('holds an ObjectSync in her namespace the same way, and says so on it', async () => {
+    const name = uniqueName('api-key-sync');
+    objectSyncs.push(name);
+    const body: ObjectSync = {
+      apiVersion: `${OBJECT_SYNC_GROUP}/${OBJECT_SYNC_VERSION}`,
+      kind: 'ObjectSync',
+      metadata: { name, namespace: home },
+      spec: { source: { group: '', kind: 'Secret', name: 'api-key' }, destinations: [{ namespace: shared }] },
+    };
+    const created = (await alice.custom.createNamespacedCustomObject({ ...OS, namespace: home, body })) as ObjectSync;
+    expect(parseAuthor(created.metadata.annotations?.[ANNOTATION_AUTHOR] ?? '')).toMatchObject({ username: `system:serviceaccount:${home}:alice` });
+
+    await aliceSecretsAtHome(SECRETS_WRITE_ONLY);
+    await waitFor(async () => ((await aliceMayRead('api-key')) ? undefined : true), { what: 'the revocation to be in force' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await admin.put({ ...secret('api-key', 'k3y') });
+
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect((await aliceReadsCopy('api-key'))?.data).toBeUndefined();
+    const held = await waitFor(
+      async () => {
+        const os = (await admin.custom.getNamespacedCustomObject({ ...OS, namespace: home, name })) as ObjectSync;
+        const ready = os.status?.conditions.find((c) => c.type === 'Ready');
+        return ready?.status === 'False' && ready.reason === 'AuthorLacksAccess' ? os : undefined;
+      },
+      { what: 'the ObjectSync to say its author may not read the source' },
+    );
+    expect(held.status?.conditions.find((c) => c.type === 'AuthorAccessDenied')?.status).toBe('True');
+    await aliceSecretsAtHome(SECRETS_ALL);
   });
 });
