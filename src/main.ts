@@ -9,7 +9,7 @@ import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig, type 
 import { systemClock, type Clock } from './domain/clock.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
-import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer } from './k8s/access-review.js';
+import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer, type AccessReviewer } from './k8s/access-review.js';
 import type { ClusterApi } from './k8s/cluster-api.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
 import { discoverKinds, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
@@ -115,6 +115,8 @@ interface ServerParts {
   controller: Controller;
   certificates: CertificateManager;
   rbac: RbacCache | undefined;
+  /** Admission's and the controller's: one cache of answers, one bound on reviews in flight. */
+  accessReviewer: AccessReviewer;
   serving: Serving;
 }
 
@@ -127,9 +129,7 @@ interface AdmissionInputs {
 }
 
 function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookClientCa }: AdmissionInputs): Hono {
-  const { config, log, client, controller, certificates, rbac, serving } = parts;
-  const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
-  const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
+  const { config, log, client, controller, certificates, accessReviewer, serving } = parts;
   return createAdmissionApp({
     log: log.child({ component: 'admission' }),
     metrics,
@@ -143,6 +143,8 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: forbiddenNamespaces(config),
+    // The mutating configuration records authors; without it none are, and none are required.
+    recordsAuthors: config.webhookNames.pods !== undefined,
     bodyLimitBytes: config.bodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
@@ -190,7 +192,12 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const clusterApi = createClusterApi(client, { kinds });
   const objectSyncs = await servesObjectSyncs(client);
   if (!objectSyncs) log.warn({}, 'ObjectSyncs are not served (CRD objectsyncs.sync.rustrial.org not installed): not watched');
+  const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
+  const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
+  const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
   const controller = (deps.createController ?? createController)({
+    // A distribution's recorded author is asked about again when its source appears or changes.
+    accessReviewer,
     clusterApi,
     kinds,
     objectSyncs,
@@ -213,8 +220,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port),
   });
 
-  const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
-  const parts: ServerParts = { config, log, client, controller, certificates, rbac, serving };
+  const parts: ServerParts = { config, log, client, controller, certificates, rbac, accessReviewer, serving };
   const app = admissionApp(parts, { metrics, clusterApi, kinds, webhookClientCa });
 
   let stopping: Promise<void> | undefined;

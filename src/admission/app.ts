@@ -9,6 +9,7 @@ import type { ScrapeAccess } from '../k8s/scrape-access.js';
 import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
+import { authorWebhook } from './author-webhook.js';
 import { distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
 import { objectSyncWebhook } from './object-sync-webhook.js';
@@ -42,6 +43,8 @@ export interface AdmissionAppDeps {
   webhookCallers?: WebhookCallerPolicy;
   /** Who may read /metrics; undefined: anyone who reaches the port. */
   scrapeAccess?: ScrapeAccess;
+  /** The mutating webhook records the author of each distribution: the validating one then requires it. */
+  recordsAuthors?: boolean;
   /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
   deadlinesMs?: { distributions: number; namespaces: number; pods?: number };
 }
@@ -57,6 +60,7 @@ const DEFAULT_DEADLINES_MS = {
 /**
  * Routes:
  * - POST /validate/resourcedistributions  ResourceDistribution CREATE/UPDATE (DELETE always allowed)
+ * - POST /mutate/resourcedistributions    ResourceDistribution CREATE/UPDATE (mutating): records the spec's author
  * - POST /validate/objectsyncs             ObjectSync CREATE/UPDATE (DELETE always allowed)
  * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
  * - POST /mutate/pods                     Pod CREATE (mutating), never denies, adds distributed image-pull Secrets
@@ -86,6 +90,7 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
     app.post(path, ...webhookRoute({ ...options, log, metrics, bodyLimitBytes: deps.bodyLimitBytes }));
   };
   route(WEBHOOK_PATHS.distributions, { name: 'distributions', webhook: distributionWebhook(deps), deadlineMs: deadlines.distributions });
+  route(WEBHOOK_PATHS.distributionAuthors, { name: 'distribution-authors', webhook: authorWebhook(), deadlineMs: deadlines.distributions });
   route(WEBHOOK_PATHS.objectSyncs, { name: 'objectsyncs', webhook: objectSyncWebhook(deps), deadlineMs: deadlines.distributions });
   // Namespace creation never depends on us, not even on a bug of ours.
   route(WEBHOOK_PATHS.namespaces, { name: 'namespaces', webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }), deadlineMs: deadlines.namespaces, failOpen: true });

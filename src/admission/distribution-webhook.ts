@@ -5,6 +5,7 @@ import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domai
 import { checkNesting, validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
+import { authorVerdict } from './author-webhook.js';
 import { describeAccess, requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
 import { sameSpec } from './same-spec.js';
 import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
@@ -22,6 +23,8 @@ export interface DistributionWebhookDeps {
   sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
   /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
   previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
+  /** The mutating webhook records authors: a new spec without one is refused (default: allowed, as before authors were recorded). */
+  recordsAuthors?: boolean;
 }
 
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
@@ -39,7 +42,7 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
 }
 
 /**
- * ResourceDistribution CREATE/UPDATE: the pure rules of the domain, then whether the author may
+ * ResourceDistribution CREATE/UPDATE: the recorded author (see author-webhook), the pure rules of the domain, then whether the author may
  * write the distributed kind in every target namespace, and on UPDATE also delete it wherever the
  * change stops distributing. DELETE is never blocked, nor is an update that leaves the spec as it
  * is (labels, annotations, finalizer removal of an object being deleted): it changes neither what
@@ -50,7 +53,7 @@ async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistrib
  */
 export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   return (request, abandoned): Verdict | Promise<Verdict> => {
-    const early = decidedUnread(request);
+    const early = decidedUnread(deps, request);
     if (early !== undefined) return early;
     const updating = request.operation === 'UPDATE';
 
@@ -75,8 +78,11 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
   };
 }
 
-/** What is decided before the distribution is read: what we have no say over, a template too deep to read, an unchanged spec. */
-function decidedUnread(request: AdmissionRequest): Verdict | undefined {
+/**
+ * What is decided before the distribution is read and needs no access review: what we have no say
+ * over, a template too deep to read, a forged author, an unchanged spec.
+ */
+function decidedUnread(deps: DistributionWebhookDeps, request: AdmissionRequest): Verdict | undefined {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allowed();
   // Only a misconfigured webhook sends anything else: we have no say over it.
   if (request.kind.group !== GROUP || request.kind.kind !== KIND) return allowed();
@@ -85,8 +91,10 @@ function decidedUnread(request: AdmissionRequest): Verdict | undefined {
   // being deleted is no longer reconciled, whatever its spec.
   const tooDeep = checkNesting(request.object);
   if (tooDeep.length > 0) return beingDeleted(request.object) ? allowed() : denied(tooDeep.map((p) => `${p.path}: ${p.message}`));
-  if (request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject)) return allowed();
-  return undefined;
+  // Before the rest: an update that leaves the spec needs no review, but may not rename the author.
+  const forged = authorVerdict(request, deps.recordsAuthors === true);
+  if (forged !== undefined) return forged;
+  return request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject) ? allowed() : undefined;
 }
 
 function beingDeleted(object: unknown): boolean {

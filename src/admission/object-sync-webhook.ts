@@ -3,6 +3,7 @@ import { distributionsOf, OBJECT_SYNC_GROUP, OBJECT_SYNC_KIND, type ObjectSync }
 import { validateObjectSync } from '../domain/validate-object-sync.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
+import { authorVerdict } from './author-webhook.js';
 import { requiredAccess, stoppedTargets, type RequiredAccess, type StoppedTargets } from './required-access.js';
 import { sameSpec } from './same-spec.js';
 import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
@@ -12,6 +13,8 @@ export interface ObjectSyncWebhookDeps {
   accessReviewer: AccessReviewer;
   forbiddenNamespaces: readonly string[];
   kinds?: KindRegistry;
+  /** The mutating webhook records authors: a new spec without one is refused. */
+  recordsAuthors?: boolean;
 }
 
 /** Lines about a distribution's targets, said of the ObjectSync's field. */
@@ -38,6 +41,9 @@ export function objectSyncWebhook(deps: ObjectSyncWebhookDeps): Webhook {
   const kinds = deps.kinds ?? CORE_REGISTRY;
   return (request, abandoned): Verdict | Promise<Verdict> => {
     if (passes(request)) return allowed();
+    // Before the rest: an update that leaves the spec needs no review, but may not rename the author.
+    const forged = authorVerdict(request, deps.recordsAuthors === true);
+    if (forged !== undefined) return forged;
     if (request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject)) return allowed();
     const object = request.object as ObjectSync;
     const problems = validateObjectSync(object, kinds);

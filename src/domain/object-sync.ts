@@ -2,6 +2,7 @@
 // one domain model: each destination name of an ObjectSync is a distribution of its source, and
 // the distributions' statuses fold back into the ObjectSync's. Pure.
 import { createHash } from 'node:crypto';
+import { ANNOTATION_AUTHOR, recordedAuthor } from './author.js';
 import { apiVersionFor, type KindRegistry } from './kinds.js';
 import { CONDITION_REASONS, SUCCEEDED_REASON } from './status.js';
 import type { Condition, DistributionStatus, ObjectMeta, ResourceDistribution, Targets } from './types.js';
@@ -91,6 +92,7 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
   const version = source.version && kind.versions.includes(source.version) ? source.version : kind.version;
   const namespace = source.namespace || os.metadata.namespace;
   const uid = os.metadata.uid ?? '';
+  const author = recordedAuthor(os);
   const byName = new Map<string, ObjectSyncDestination[]>();
   for (const destination of destinations) {
     const name = destination.name || source.name;
@@ -110,6 +112,8 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
           resourceVersion: os.metadata.resourceVersion,
           generation: os.metadata.generation,
           ...(os.metadata.deletionTimestamp ? { deletionTimestamp: os.metadata.deletionTimestamp } : {}),
+          // Its author, as admission recorded it on the ObjectSync: asked about again as a distribution's.
+          ...(author === undefined ? {} : { annotations: { [ANNOTATION_AUTHOR]: author } }),
         },
         spec: {
           source: { apiVersion: apiVersionFor(kind, version), kind: kind.kind, namespace, name: source.name },

@@ -5,7 +5,7 @@ import { distribution, namespace, T0 } from '../../test/unit/builders.js';
 import { hashResource } from './hash.js';
 import { compileSpecValidator } from './schema.js';
 import { normaliseSource, sourceKey, withSource } from './source.js';
-import { computeStatus } from './status.js';
+import { computeStatus, type SourceStatus } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
 import { ANNOTATION_FROM, ANNOTATION_HASH, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
 import { validateDistribution } from './validate.js';
@@ -161,6 +161,24 @@ describe('status with spec.source', () => {
       message: 'source Secret cert-manager/wildcard-tls not found: the copies are kept as they are',
       lastTransitionTime: '2024-05-01T10:00:00Z',
     });
+  });
+
+  it.each<[string, SourceStatus, string[], { desired: number; succeeded: number }]>([
+    ['found, its author allowed', { found: true }, ['SourceNotFound=False'], { desired: 0, succeeded: 0 }],
+    ['found, its author denied', { found: true, denied: { desired: 2, message: 'author "alice" may not get secrets' } }, ['SourceNotFound=False', 'AuthorAccessDenied=True'], { desired: 2, succeeded: 0 }],
+    ['missing', { found: false, desired: 2, message: 'not found' }, ['SourceNotFound=True'], { desired: 2, succeeded: 0 }],
+  ])('source %s: conditions after the six, and the counts', (_name, source, after, counts) => {
+    const status = computeStatus({ distribution: fromSource(), outcomes: [], now: T0, source });
+    expect(status.conditions.slice(6).map((c) => `${c.type}=${c.status}`)).toEqual(after);
+    expect(status).toMatchObject(counts);
+  });
+
+  it('says why the author is denied, and keeps the time it turned True', () => {
+    const denied: SourceStatus = { found: true, denied: { desired: 1, message: 'author "alice" may not get secrets "db" in namespace "home"' } };
+    const first = computeStatus({ distribution: fromSource(), outcomes: [], now: T0, source: denied });
+    expect(first.conditions[7]).toEqual({ type: 'AuthorAccessDenied', status: 'True', reason: 'AuthorLacksAccess', message: denied.denied?.message, lastTransitionTime: '2024-05-01T10:00:00Z' });
+    const later = computeStatus({ distribution: { ...fromSource(), status: first }, outcomes: [], now: new Date('2024-05-02T00:00:00Z'), source: denied });
+    expect(later.conditions[7]?.lastTransitionTime).toBe('2024-05-01T10:00:00Z');
   });
 
   it('keeps exactly six conditions for an inline template', () => {

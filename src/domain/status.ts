@@ -11,10 +11,20 @@ import {
   type Outcome,
   type ResourceDistribution,
   SOURCE_CONDITION,
+  AUTHOR_CONDITION,
 } from './types.js';
 
-/** For a distribution with spec.source: whether the source was found; if not, what to report. */
-export type SourceStatus = { found: true } | { found: false; desired: number; message: string };
+/** Nothing of the source is written: how many targets it has, and why (the condition's message). */
+export interface HeldCopies {
+  desired: number;
+  message: string;
+}
+
+/**
+ * For a distribution with spec.source: whether the source was found; if not, what to report. A
+ * source found that its recorded author may not read (`denied`) is held like a missing one.
+ */
+export type SourceStatus = { found: true; denied?: HeldCopies } | ({ found: false } & HeldCopies);
 
 /** Kept while the condition keeps its status; now when it flips (or is new). */
 function transitionTime(type: ConditionType, status: Condition['status'], previous: DistributionStatus | undefined, now: Date): string {
@@ -29,6 +39,12 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
+/** Present only while it is True: distributions without a recorded author, or whose author may read, keep their seven conditions. */
+function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
+  const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
+  return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
+}
+
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
 export const CONDITION_REASONS: Record<ConditionType, string> = {
   GetResourceFailed: 'GetFailed',
@@ -39,6 +55,7 @@ export const CONDITION_REASONS: Record<ConditionType, string> = {
   // OpenKruise writes the sentence "namespace not found" as the reason; we keep it as the message.
   NamespaceNotExists: 'NamespaceNotFound',
   SourceNotFound: 'SourceNotFound',
+  AuthorAccessDenied: 'AuthorLacksAccess',
 };
 export const SUCCEEDED_REASON = 'Succeeded';
 
@@ -171,11 +188,13 @@ export function computeStatus(
 ): DistributionStatus {
   const { distribution, now, source } = input;
   const { targets, inSync, failures } = tally(input);
-  // With its source missing, nothing is written, and no target holds what the source would give.
-  const desired = source?.found === false ? source.desired : targets;
-  const succeeded = source?.found === false ? 0 : inSync;
+  // With its source missing or denied, nothing is written, and no target holds what the source would give.
+  const held = source?.found === false ? source : source?.denied;
+  const desired = held === undefined ? targets : held.desired;
+  const succeeded = held === undefined ? inSync : 0;
   const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
   if (source) conditions.push(sourceCondition(source, distribution.status, now));
+  if (source?.found === true && source.denied !== undefined) conditions.push(authorCondition(source.denied, distribution.status, now));
   const status: DistributionStatus = { desired, succeeded, failed: desired - succeeded, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;

@@ -181,7 +181,9 @@ export const CONDITION_TYPES = [
 ] as const;
 /** Only distributions with spec.source have it, after the six (whose order tools may rely on). */
 export const SOURCE_CONDITION = 'SourceNotFound';
-export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION;
+/** After SourceNotFound, only while the author recorded at admission may not read the source. */
+export const AUTHOR_CONDITION = 'AuthorAccessDenied';
+export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
 
 export interface Condition {
   type: ConditionType;

@@ -10,6 +10,7 @@ export const WEBHOOK_PATHS = {
   namespaces: '/generate/namespaces',
   pods: '/generate/pods',
   podMutation: '/mutate/pods',
+  distributionAuthors: '/mutate/resourcedistributions',
 } as const;
 
 /** How long the API server waits for each webhook; the admission app answers 1 s before that. */
@@ -23,7 +24,10 @@ export const WEBHOOK_TIMEOUT_SECONDS = {
 export interface WebhookConfigurationNames {
   distributions: string;
   namespaces: string;
-  /** The MutatingWebhookConfiguration (image-pull Secret injection); none registered when unset. */
+  /**
+   * The MutatingWebhookConfiguration (image-pull Secret injection, and the authors of
+   * distributions); none registered when unset, and then no author is recorded.
+   */
   pods?: string;
 }
 
@@ -135,7 +139,11 @@ function generationConfiguration(options: WebhookDefinitionOptions, common: Comm
 /** The label that opts a namespace or a pod out of image-pull Secret injection. */
 const OPT_OUT = { key: LABEL_INJECT, operator: 'NotIn', values: ['disabled'] };
 
-/** The MutatingWebhookConfiguration of pod mutation (image-pull Secrets), when it is named. */
+/**
+ * The MutatingWebhookConfiguration, when it is named: pod mutation (image-pull Secrets), and the
+ * author of each distribution's spec recorded in an annotation (fails closed like validation: a
+ * distribution admitted without its author would act with the controller's rights alone).
+ */
 export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions): V1MutatingWebhookConfiguration[] {
   const name = options.names.pods;
   if (name === undefined) return [];
@@ -160,6 +168,21 @@ export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions)
             matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: [options.ownNamespace, 'kube-system', 'kube-public'] }, OPT_OUT],
           },
           objectSelector: { matchExpressions: [OPT_OUT] },
+        },
+        {
+          admissionReviewVersions: ['v1'],
+          matchPolicy: 'Equivalent',
+          name: 'resourcedistributions.mutate.resource-distributor.io',
+          clientConfig: options.clientConfig(WEBHOOK_PATHS.distributionAuthors),
+          rules: [
+            { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['resourcedistributions'], scope: 'Cluster' },
+            { apiGroups: ['sync.rustrial.org'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['objectsyncs'], scope: 'Namespaced' },
+          ],
+          failurePolicy: 'Fail',
+          sideEffects: 'None',
+          // A later mutating webhook that touched the annotation calls us again: the author is put back.
+          reinvocationPolicy: 'IfNeeded',
+          timeoutSeconds: WEBHOOK_TIMEOUT_SECONDS.distributions,
         },
       ],
     },

@@ -11,8 +11,10 @@ import { createCaches, type CacheChange, type Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-api.js';
 import { createEventRecorder } from '../k8s/event-recorder.js';
+import type { AccessReviewer } from '../k8s/access-review.js';
 import type { LeaseSettings } from '../k8s/leader-election.js';
 import { createCacheRouting } from './cache-routing.js';
+import { createAuthorGate } from './author-gate.js';
 import { createCopyWriter } from './copy-writer.js';
 import { createGenerator, type Generator } from './generator.js';
 import { createLeadership } from './leadership.js';
@@ -51,6 +53,11 @@ export interface ControllerDeps {
   kinds?: KindRegistry;
   /** Whether the cluster serves ObjectSyncs (default: not watched). */
   objectSyncs?: boolean;
+  /**
+   * Asks whether the author recorded on a distribution may still read its source when the source
+   * appears or changes (none: distributions act with the rights checked at their admission only).
+   */
+  accessReviewer?: AccessReviewer;
   /** Watch timeouts and stall detection (defaults: 300 s, +30 s). */
   watchTimeoutSeconds?: number;
   stallGraceMs?: number;
@@ -114,7 +121,8 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
   const events = createEventRecorder({ api, clock, log, instance: settings.leaderElection.identity });
   const { applyParallelism, forbiddenNamespaces } = settings;
   const scopes = new PassScopes();
-  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes });
+  const authors = deps.accessReviewer === undefined ? undefined : { authors: createAuthorGate({ reviewer: deps.accessReviewer, kinds: caches.kinds, log }) };
+  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes, ...authors });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),
     process: (name, signal) => reconciler.reconcile(name, signal),
@@ -124,7 +132,7 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
     isHeavy: (name) => caches.copies.countOf(name) >= HEAVY_COPIES,
   });
   // What the generator, the pod materializer and the pod injector share: they write (or name) copies outside the reconciler.
-  const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces };
+  const outside = { api, caches, catalog, writer, clock, log, metrics, forbiddenNamespaces, ...authors };
   // Distributions, and those copies' labels name (a deleted distribution's leftovers are orphans to
   // remove; they are found by that label): from the label index, not by going over every copy.
   const allNames = (): Set<string> => new Set([...catalog.names(), ...caches.copies.distributionNames()]);

@@ -14,6 +14,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError } from '../k8s/errors.js';
 import { mapBounded } from '../bounded.js';
 import type { CopyWriter } from './copy-writer.js';
+import { permitted, type AuthorGate } from './author-gate.js';
 import { resolveDistribution } from './distributable.js';
 import { writeOneCopy } from './write-one-copy.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
@@ -37,6 +38,8 @@ export interface GeneratorDeps {
   maxPending?: number;
   /** An admitted UPDATE of an existing namespace: how long to wait for the update to reach the cache. */
   updateSettleMs?: number;
+  /** Whether authors may still read their sources (none: every copy is written). */
+  authors?: AuthorGate;
 }
 
 export interface Generator {
@@ -172,8 +175,10 @@ function generation(context: GeneratorContext): (name: string, uid: string) => P
         const resolved = resolveDistribution(rd, caches);
         return resolved.state === 'ready' && !writesHeldBack(resolved.rd) ? [resolved.rd] : [];
       });
-    await mapBounded(matching, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, isStopped));
-    return matching.length;
+    // One whose author may no longer read its source is the reconciler's to report.
+    const allowed = await permitted(deps.authors, caches.sources, matching);
+    await mapBounded(allowed, deps.parallelism, (rd) => writeOneCopy(deps, rd, ns, isStopped));
+    return allowed.length;
   }
 
   return async function generate(name: string, uid: string): Promise<void> {

@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import type { CopyWriter } from './copy-writer.js';
+import { permitted, type AuthorGate } from './author-gate.js';
 import { resolveDistribution } from './distributable.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
 import { podNamespace } from './pod-namespace.js';
@@ -42,6 +43,8 @@ export interface PodMaterializerDeps {
   forbiddenNamespaces: readonly string[];
   /** The longest a pod's admission waits for its copies (then it is allowed all the same). */
   waitMs: number;
+  /** Whether authors may still read their sources (none: every copy is written). */
+  authors?: AuthorGate;
 }
 
 const NOTHING: MaterializeResult = { pending: 0, inPlace: 0, missing: 0 };
@@ -82,13 +85,16 @@ export function createPodMaterializer(deps: PodMaterializerDeps): PodMaterialize
   async function write(copies: readonly ResolvedDistribution[], ns: NamespaceInfo, signal: AbortSignal): Promise<MaterializeResult> {
     const started = deps.clock().getTime();
     const results: OneCopyResult[] = [];
-    const all = Promise.all(
-      copies.map(async (rd) => {
-        const result = await writeOneCopy(deps, rd, ns);
-        results.push(result);
-        deps.metrics.podMaterialized.inc({ result });
-        return result;
-      }),
+    // A copy its author may no longer read the source of is not written (the reconciler reports it): it counts as missing.
+    const all = permitted(deps.authors, deps.caches.sources, copies).then((allowed) =>
+      Promise.all(
+        allowed.map(async (rd) => {
+          const result = await writeOneCopy(deps, rd, ns);
+          results.push(result);
+          deps.metrics.podMaterialized.inc({ result });
+          return result;
+        }),
+      ),
     );
     await until(all, AbortSignal.any([signal, AbortSignal.timeout(deps.waitMs)]), []);
     deps.metrics.podMaterializeDuration.observe((deps.clock().getTime() - started) / 1000);

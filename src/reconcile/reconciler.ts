@@ -16,13 +16,14 @@ import { templateHash } from '../domain/hash.js';
 import { MAX_TEMPLATE_DEPTH } from '../domain/nesting.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
-import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { TerminalError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
+import { sourceObject, type AuthorGate } from './author-gate.js';
 import { createActionApplier, needsRetry, type ApplyAll, type ApplyAsPlanned, type Planned } from './action-applier.js';
 import { createCopyRemoval, type CopyRemoval } from './copy-removal.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
@@ -53,6 +54,8 @@ export interface ReconcilerDeps {
   scopes: PassScopes;
   /** A full pass over more namespaces than this that could stand on the last one is made in slices of this many. */
   sliceSize?: number;
+  /** Whether authors may still read their sources (none: copies are written on the controller's rights alone). */
+  authors?: AuthorGate;
 }
 
 /** A few milliseconds of planning at most, between two chances for the event loop to go on. */
@@ -217,17 +220,21 @@ async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistributio
   return sliced !== undefined && !ended ? 'continue' : 'done';
 }
 
+/** Why nothing of the source is written: it is missing, or its recorded author may not read it (the message says so). */
+type Held = { missing: true; ownCopy: boolean } | { missing: false; message: string };
+
 /**
- * The source is gone. A ResourceDistribution's copies stay as they are where it targets (nothing
- * is written there) and the status says so, counting every target as not in sync; copies where it
- * no longer targets are deleted, as with a source; those of a namespaced origin (an ObjectSync)
- * are all deleted with it. A new source brings its watch event.
+ * The source is gone, or its author may not read it. A ResourceDistribution's copies stay as they
+ * are where it targets (nothing is written there) and the status says so, counting every target
+ * as not in sync; copies where it no longer targets are deleted, as with a source; those of a
+ * namespaced origin (an ObjectSync) are all deleted when the source is. A new source (or a new
+ * version of it) brings its watch event.
  */
-async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, signal: AbortSignal, ownCopy = false): Promise<ProcessResult> {
+async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, held: Held, signal: AbortSignal): Promise<ProcessResult> {
   const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
   const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
-  if (rd.origin !== undefined) {
-    const { kind, namespace, name } = ref;
+  const { kind, namespace, name } = ref;
+  if (held.missing && rd.origin !== undefined) {
     const { result, outcomes } = await parts.removal.removeCopies(rd, signal);
     if (result === 'retry') return result;
     const message = `source ${kind} ${namespace}/${name} not found: its copies are deleted`;
@@ -239,8 +246,11 @@ async function reportMissingSource(parts: Parts, rd: ResourceDistribution, ref: 
   if (signal.aborted) return 'retry';
   // Listed namespaces that do not exist are reported whether or not the source does.
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
-  const message = ownCopy ? ownCopyMessage(ref, ownCopyFate(ref, outcomes)) : missingSourceMessage(rd, ref);
-  await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, { found: false, desired: targeted.length + missing.length, message });
+  const desired = targeted.length + missing.length;
+  const source = held.missing
+    ? { found: false as const, desired, message: held.ownCopy ? ownCopyMessage(ref, ownCopyFate(ref, outcomes)) : missingSourceMessage(rd, ref) }
+    : { found: true as const, denied: { desired, message: held.message } };
+  await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, source);
   return needsRetry(outcomes) ? 'retry' : 'done';
 }
 
@@ -265,12 +275,21 @@ function missingSourceMessage(rd: ResourceDistribution, ref: SourceRef): string 
   return previous === deleted ? deleted : `source ${ref.kind} ${ref.namespace}/${ref.name} not found: the copies are kept as they are`;
 }
 
+/** Why the author recorded on `rd` may not have its source copied now; undefined when nothing stands in the way. */
+async function authorDenial(parts: Parts, rd: ResourceDistribution, source: Resource | undefined): Promise<string | undefined> {
+  const gate = parts.deps.authors;
+  if (gate === undefined || source === undefined) return undefined;
+  const verdict = await gate.check(rd, source);
+  return verdict.allowed ? undefined : verdict.message;
+}
+
 /** The distribution is not in the cache: drop what was remembered of it, and remove its orphans. */
 function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal): Promise<ProcessResult> {
   parts.copyStates.forget(name);
   parts.lastPasses.forget(name);
   parts.reader.forget(name);
   parts.deps.catalog.forget(name);
+  parts.deps.authors?.forget(name);
   return parts.removal.removeOrphans(name, signal);
 }
 
@@ -280,15 +299,21 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
   // Being deleted: the garbage collector removes the copies of what owns them; those of a
   // namespaced origin are ours to remove before it goes.
   if (rd.metadata.deletionTimestamp) return rd.origin === undefined ? 'done' : (await parts.removal.removeCopies(rd, signal)).result;
+  // Read at the same moment: the author is asked about the very source version the copies are made of.
+  const source = sourceObject(rd, parts.deps.caches.sources);
   const resolved = resolveDistribution(rd, parts.deps.caches);
   switch (resolved.state) {
-    case 'ready':
-      return reconcileDistribution(parts, resolved.rd, signal, scope);
+    case 'ready': {
+      const denied = await authorDenial(parts, rd, source);
+      if (denied === undefined) return reconcileDistribution(parts, resolved.rd, signal, scope);
+      parts.lastPasses.forget(name);
+      return reportHeldSource(parts, rd, rd.spec.source as SourceRef, { missing: false, message: denied }, signal);
+    }
     case 'pending':
       return 'retry';
     case 'source-missing':
       parts.lastPasses.forget(name);
-      return reportMissingSource(parts, rd, resolved.ref, signal, resolved.ownCopy === true);
+      return reportHeldSource(parts, rd, resolved.ref, { missing: true, ownCopy: resolved.ownCopy === true }, signal);
     case 'invalid':
       throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source, nested at most ${MAX_TEMPLATE_DEPTH} levels) or no spec.targets`);
   }

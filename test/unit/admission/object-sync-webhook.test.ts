@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { objectSyncWebhook } from '../../../src/admission/object-sync-webhook.js';
 import type { AdmissionRequest } from '../../../src/admission/review.js';
+import { ANNOTATION_AUTHOR, authorValue } from '../../../src/domain/author.js';
+import { CORE_REGISTRY } from '../../../src/domain/kinds.js';
+import { distributionsOf, type ObjectSync } from '../../../src/domain/object-sync.js';
 import { FakeAccessReviewer } from './review-builder.js';
 
 function request(spec: object, operation: AdmissionRequest['operation'] = 'CREATE'): AdmissionRequest {
@@ -92,3 +95,32 @@ function update(before: object, after: object, metadata: object = {}): Admission
   next.oldObject = { ...(request(before).object as object), metadata: meta };
   return next;
 }
+
+describe('ObjectSync webhook: the recorded author', () => {
+  const OLGA = authorValue({ username: 'olga', groups: [] });
+  const withAuthor = (req: AdmissionRequest, author: string | undefined): AdmissionRequest => {
+    const object = req.object as { metadata: Record<string, unknown> };
+    return { ...req, object: { ...object, metadata: { ...object.metadata, ...(author === undefined ? {} : { annotations: { [ANNOTATION_AUTHOR]: author } }) } } };
+  };
+  const reviewer = (): FakeAccessReviewer => new FakeAccessReviewer().grant('olga', ['get', 'create', 'update'], 'secrets');
+
+  it.each<[string, string | undefined, string]>([
+    ['its requester', OLGA, 'allowed'],
+    ['someone else', authorValue({ username: 'admin', groups: ['system:masters'] }), 'denied'],
+    ['nobody, where authors are recorded', undefined, 'denied'],
+  ])('a create recording %s is %s', async (_name, author, decision) => {
+    const verdict = await objectSyncWebhook({ accessReviewer: reviewer(), forbiddenNamespaces: [], recordsAuthors: true })(withAuthor(request(spec), author), abandoned);
+    expect(verdict).toMatchObject({ decision });
+  });
+
+  it('refuses an update that leaves the spec but renames the author', async () => {
+    const renamed = { ...withAuthor(request(spec, 'UPDATE'), authorValue({ username: 'admin', groups: [] })), oldObject: withAuthor(request(spec), OLGA).object };
+    const verdict = await objectSyncWebhook({ accessReviewer: reviewer(), forbiddenNamespaces: [], recordsAuthors: true })(renamed, abandoned);
+    expect(verdict).toMatchObject({ decision: 'denied', status: { message: expect.stringContaining(ANNOTATION_AUTHOR) } });
+  });
+
+  it('hands the author on to the distributions it stands for', () => {
+    const os = { ...(withAuthor(request(spec), OLGA).object as ObjectSync), metadata: { name: 'sync', namespace: 'platform', uid: 'os-1', annotations: { [ANNOTATION_AUTHOR]: OLGA } } };
+    expect(distributionsOf(os, CORE_REGISTRY).map((rd) => rd.metadata.annotations?.[ANNOTATION_AUTHOR])).toEqual([OLGA, OLGA]);
+  });
+});

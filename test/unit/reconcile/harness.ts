@@ -7,6 +7,7 @@ import { countRequests, type CountingClusterApi } from '../../../src/k8s/countin
 import { createEventRecorder } from '../../../src/k8s/event-recorder.js';
 import { createCopyWriter, type CopyWriter } from '../../../src/reconcile/copy-writer.js';
 import { createReconciler, type Reconciler } from '../../../src/reconcile/reconciler.js';
+import type { AuthorGate } from '../../../src/reconcile/author-gate.js';
 import { createDistributionCatalog, type DistributionCatalog } from '../../../src/reconcile/distribution-catalog.js';
 import type { KindRegistry } from '../../../src/domain/kinds.js';
 import { T0 } from '../builders.js';
@@ -38,7 +39,7 @@ export interface Harness {
   listeners: ((change: CacheChange) => void)[];
 }
 
-export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry; sliceSize?: number } = {}): Promise<Harness> {
+export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry; sliceSize?: number; authors?: AuthorGate } = {}): Promise<Harness> {
   const cluster = new FakeCluster();
   const requests = countRequests(cluster.api);
   const metrics = createMetrics();
@@ -72,6 +73,7 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
     forbiddenNamespaces: options.forbidden ?? [],
     scopes,
     ...(options.sliceSize === undefined ? {} : { sliceSize: options.sliceSize }),
+    ...(options.authors === undefined ? {} : { authors: options.authors }),
   });
   requests.reset();
   return { cluster, caches, catalog, requests, writer, reconciler, metrics, listeners, scopes };
