@@ -4,8 +4,8 @@
 //
 // Two streams feed it, and only one of them is ordered. The reflector's lists and events come in
 // the API server's order: a watch sends an object's events in the order of its changes, resumes
-// after the last one it sent, and a relist (a consistent read, made after the watch ended) is newer
-// than every event before it. Our own write and delete answers arrive in any order relative to
+// after the last one it sent, and a relist (a consistent read: our lists send no resourceVersion,
+// and it is made after the watch ended) is newer than every event before it. Our own write and delete answers arrive in any order relative to
 // that stream. So what a departed uid blocks depends on how we know it departed:
 // - `gone`: our own delete succeeded. The uid is deleted for good (uids are never reused), so
 //   whatever of it arrives afterwards, from either stream, is an older view: a lagging event, a list
