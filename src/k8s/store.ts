@@ -3,10 +3,11 @@
 // or roll back an object: the watch remains the source of truth.
 //
 // Two streams feed it, and only one of them is ordered. The reflector's lists and events come in
-// the API server's order: a watch sends an object's events in the order of its changes, resumes
+// the API server's order: a watch sends an object's events in the order of its changes and resumes
 // after the last one it sent, and a relist (a consistent read: our lists send no resourceVersion,
-// and it is made after the watch ended) is newer than every event before it. Our own write and delete answers arrive in any order relative to
-// that stream. So what a departed uid blocks depends on how we know it departed:
+// and it starts after the watch ended) is newer than every event before it. Our own write and
+// delete answers arrive in any order relative to that stream. So what a departed uid blocks
+// depends on how we know it departed:
 // - `gone`: our own delete succeeded. The uid is deleted for good (uids are never reused), so
 //   whatever of it arrives afterwards, from either stream, is an older view: a lagging event, a list
 //   sent before the delete. Taken, it would bring back a copy that no longer exists.
@@ -14,8 +15,9 @@
 //   selection" (the label was removed), which the object can return from: a later event or list of
 //   it is newer than that DELETED and is taken. Only our own answers, which are not ordered with
 //   the stream, are refused: a create answered after the watch showed that object leave.
-// No resourceVersion is compared: the order needed is the stream's own, and a resourceVersion is
-// opaque to clients.
+// No resourceVersion is compared. Read as etcd revisions they would give the same answers (a
+// return is newer than the DELETED, a late create answer older), but the order needed is the
+// stream's own, and the API documents resourceVersions as opaque to clients.
 
 export interface StoredMeta {
   name?: string;
