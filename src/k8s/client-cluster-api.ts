@@ -78,6 +78,8 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
     let token: string | undefined;
     let resourceVersion = '';
     do {
+      // No resourceVersion: a consistent read, never older than an event already seen (a relist
+      // may take back an object a label-selected watch reported leaving; see store.ts).
       const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token } });
       for (const item of page.items) items.push(trimmed(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;

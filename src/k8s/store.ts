@@ -1,6 +1,23 @@
 // An in-memory copy of one kind of object, fed by a reflector (list + watch), with secondary indexes.
 // It also takes our own writes through ("write-through"), but only where that can never resurrect
 // or roll back an object: the watch remains the source of truth.
+//
+// Two streams feed it, and only one of them is ordered. The reflector's lists and events come in
+// the API server's order: a watch sends an object's events in the order of its changes and resumes
+// after the last one it sent, and a relist (a consistent read: our lists send no resourceVersion,
+// and it starts after the watch ended) is newer than every event before it. Our own write and
+// delete answers arrive in any order relative to that stream. So what a departed uid blocks
+// depends on how we know it departed:
+// - `gone`: our own delete succeeded. The uid is deleted for good (uids are never reused), so
+//   whatever of it arrives afterwards, from either stream, is an older view: a lagging event, a list
+//   sent before the delete. Taken, it would bring back a copy that no longer exists.
+// - `left`: the watch sent DELETED. With a label-selected watch that also means "left the
+//   selection" (the label was removed), which the object can return from: a later event or list of
+//   it is newer than that DELETED and is taken. Only our own answers, which are not ordered with
+//   the stream, are refused: a create answered after the watch showed that object leave.
+// No resourceVersion is compared. Read as etcd revisions they would give the same answers (a
+// return is newer than the DELETED, a late create answer older), but the order needed is the
+// stream's own, and the API documents resourceVersions as opaque to clients.
 
 export interface StoredMeta {
   name?: string;
@@ -23,6 +40,9 @@ export type IndexFn<T> = (object: T) => readonly string[];
 
 const TOMBSTONES = 1024;
 
+/** How a uid was seen to leave the store (see the header): `gone` for good, or `left` a watch's selection. */
+type Departure = 'gone' | 'left';
+
 export function namespacedKey(object: Stored): string {
   return object.metadata.namespace ? `${object.metadata.namespace}/${object.metadata.name ?? ''}` : (object.metadata.name ?? '');
 }
@@ -30,8 +50,8 @@ export function namespacedKey(object: Stored): string {
 export class Store<T extends Stored> {
   private readonly items = new Map<string, T>();
   private readonly indexes = new Map<string, Map<string, Set<string>>>();
-  /** uids recently seen deleted: neither a late write-through of a create nor a late event or list brings them back. */
-  private readonly deletedUids = new Set<string>();
+  /** uids recently seen leaving, oldest first (bounded): what brings them back is decided by how they left. */
+  private readonly departed = new Map<string, Departure>();
 
   constructor(
     private readonly indexFns: Record<string, IndexFn<T>> = {},
@@ -90,7 +110,7 @@ export class Store<T extends Stored> {
     const seen = new Set<string>();
     for (const object of objects) {
       // A list sent before our delete of it and answered after.
-      if (this.wasDeleted(object)) continue;
+      if (!this.returns(object)) continue;
       const key = this.keyOf(object);
       seen.add(key);
       const change = this.upsert(key, object);
@@ -109,8 +129,8 @@ export class Store<T extends Stored> {
     const key = this.keyOf(object);
     // An event older than our delete of the object (the watch lags behind our requests): taken, it
     // would bring back a copy that is gone, for a pass to delete again.
-    if (type !== 'DELETED') return this.wasDeleted(object) ? undefined : this.upsert(key, object);
-    if (object.metadata.uid) this.rememberDeleted(object.metadata.uid);
+    if (type !== 'DELETED') return this.returns(object) ? this.upsert(key, object) : undefined;
+    if (object.metadata.uid) this.remember(object.metadata.uid, 'left');
     const old = this.remove(key);
     return old ? { old } : undefined;
   }
@@ -118,7 +138,8 @@ export class Store<T extends Stored> {
   /**
    * Our own successful write, before its watch event arrives. An update is taken only if the store
    * still holds the version we replaced; a create only if nothing is held and that uid was never seen
-   * deleted. The later watch event for the same resourceVersion is then a no-op.
+   * leaving (the answer is older than the watch's DELETED of it). The later watch event for the same
+   * resourceVersion is then a no-op.
    */
   observeWrite(object: T, replacedVersion?: string): void {
     const key = this.keyOf(object);
@@ -128,12 +149,12 @@ export class Store<T extends Stored> {
       if (held?.metadata.resourceVersion === replacedVersion) this.put(key, object);
       return;
     }
-    if (!held && uid !== undefined && !this.deletedUids.has(uid)) this.put(key, object);
+    if (!held && uid !== undefined && !this.departed.has(uid)) this.put(key, object);
   }
 
   /** Our own successful delete of the object with that uid. */
   observeDelete(key: string, uid: string): void {
-    this.rememberDeleted(uid);
+    this.remember(uid, 'gone');
     if (this.items.get(key)?.metadata.uid === uid) this.remove(key);
   }
 
@@ -179,17 +200,26 @@ export class Store<T extends Stored> {
     }
   }
 
-  /** A uid is never used again: an object of a uid seen deleted is an old view of it. */
-  private wasDeleted(object: T): boolean {
+  /**
+   * Whether an object from the reflector's stream is taken: never one of a uid we deleted; one that
+   * had left the watch's selection is back in it (and no longer remembered as departed).
+   */
+  private returns(object: T): boolean {
     const uid = object.metadata.uid;
-    return uid !== undefined && this.deletedUids.has(uid);
+    if (uid === undefined) return true;
+    const departure = this.departed.get(uid);
+    if (departure === 'gone') return false;
+    if (departure === 'left') this.departed.delete(uid);
+    return true;
   }
 
-  private rememberDeleted(uid: string): void {
-    this.deletedUids.add(uid);
-    if (this.deletedUids.size > TOMBSTONES) {
-      const oldest = this.deletedUids.values().next().value;
-      if (oldest !== undefined) this.deletedUids.delete(oldest);
+  private remember(uid: string, departure: Departure): void {
+    // Our delete is the stronger knowledge: a DELETED event of it afterwards does not weaken it.
+    if (this.departed.get(uid) === 'gone') return;
+    this.departed.set(uid, departure);
+    if (this.departed.size > TOMBSTONES) {
+      const oldest = this.departed.keys().next().value;
+      if (oldest !== undefined) this.departed.delete(oldest);
     }
   }
 }

@@ -58,6 +58,27 @@ describe('controller (over the in-memory cluster)', () => {
     expect(cluster.distributions.get('shared')?.status).toMatchObject({ desired: 1, succeeded: 1 });
   });
 
+  it('follows a copy whose distribution label was removed and put back (the watch reported it DELETED, then ADDED)', async () => {
+    const cluster = new FakeCluster();
+    cluster.putNamespace('ns-a', { team: 'a' });
+    const controller = await start(cluster, 'one');
+    await until(() => controller.isLeader());
+    cluster.putDistribution(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings') !== undefined);
+    const copy = cluster.object('ConfigMap', 'ns-a', 'settings')!;
+    const { ['resource-distributor.io/distribution']: _removed, ...labels } = copy.metadata.labels ?? {};
+
+    cluster.putObject({ ...copy, metadata: { ...copy.metadata, labels } });
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.labels?.['resource-distributor.io/distribution'] === 'shared');
+    await controller.idle();
+
+    cluster.removeObject('ConfigMap', 'ns-a', 'settings');
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings') !== undefined);
+    expect(cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.uid).not.toBe(copy.metadata.uid);
+    cluster.putNamespace('ns-a', {});
+    await until(() => cluster.object('ConfigMap', 'ns-a', 'settings') === undefined);
+  });
+
   it('writes the copies of a new namespace once: the generator writes, the reconcile after it finds them in sync', async () => {
     const cluster = new FakeCluster();
     for (const name of ['one', 'two', 'three']) cluster.putDistribution(distribution(name).configMap(name, { a: '1' }).matchLabels({ team: 'a' }).build());

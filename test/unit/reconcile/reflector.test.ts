@@ -60,6 +60,17 @@ describe('Reflector', () => {
     s.reflector.stop();
   });
 
+  it('takes back an object that left its selection and returned (DELETED, then ADDED of the same uid)', async () => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    s.current().callbacks.onEvent({ type: 'DELETED', object: item('a', '2') });
+    s.current().callbacks.onEvent({ type: 'ADDED', object: item('a', '3') });
+    expect(s.store.get('a')?.metadata.resourceVersion).toBe('3');
+    expect(s.changes.map((c) => `${c.old?.metadata.resourceVersion ?? '-'}>${c.current?.metadata.resourceVersion ?? '-'}`)).toEqual(['->1', '1>-', '->3']);
+    s.reflector.stop();
+  });
+
   it('tells its watch which versions its store holds, so that their events need no decoding', async () => {
     const s = scripted();
     s.reflector.start();
@@ -206,6 +217,56 @@ describe('Store after our delete', () => {
     store.observeDelete('a', 'uid-a');
     store.applyEvent('ADDED', { metadata: { name: 'a', uid: 'uid-a-again', resourceVersion: '3' } });
     expect(store.get('a')?.metadata.uid).toBe('uid-a-again');
+  });
+});
+
+describe('Store after a watch DELETED', () => {
+  // A label-selected watch sends DELETED both when the object is deleted and when its label is
+  // removed; in the second case it sends ADDED when the label is back. Each step is one thing the
+  // store is told, in the order it is told it; `a` has uid-a throughout.
+  type Step =
+    | ['event', 'ADDED' | 'MODIFIED' | 'DELETED', string]
+    | ['list', string]
+    | ['our create answered', string]
+    | ['our delete answered'];
+  const a = (resourceVersion: string): Item => item('a', resourceVersion);
+  const tell = (store: Store<Item>, step: Step): StoreChange<Item>[] => {
+    switch (step[0]) {
+      case 'event':
+        return [store.applyEvent(step[1], a(step[2]))].filter((change) => change !== undefined);
+      case 'list':
+        return store.replace([a(step[1])]);
+      case 'our create answered':
+        store.observeWrite(a(step[1]));
+        return [];
+      case 'our delete answered':
+        store.observeDelete('a', 'uid-a');
+        return [];
+    }
+  };
+
+  it.each<[string, Step[], string | undefined]>([
+    ['label removed, then put back: ADDED is taken', [['event', 'DELETED', '2'], ['event', 'ADDED', '3']], '3'],
+    ['label removed, then a relist shows it again', [['event', 'DELETED', '2'], ['list', '3']], '3'],
+    ['label removed and put back twice', [['event', 'DELETED', '2'], ['event', 'ADDED', '3'], ['event', 'DELETED', '4'], ['event', 'ADDED', '5']], '5'],
+    ['back in the selection, then edited', [['event', 'DELETED', '2'], ['event', 'ADDED', '3'], ['event', 'MODIFIED', '4']], '4'],
+    ['back in the selection, then deleted by hand', [['event', 'DELETED', '2'], ['event', 'ADDED', '3'], ['event', 'DELETED', '4']], undefined],
+    ['our create answered after the watch showed it leave', [['event', 'DELETED', '2'], ['our create answered', '1']], undefined],
+    ['our create answered after it left and came back (already held)', [['event', 'DELETED', '2'], ['event', 'ADDED', '3'], ['our create answered', '1']], '3'],
+    ['our delete, then the watch DELETED, then a lagging ADDED', [['our delete answered'], ['event', 'DELETED', '2'], ['event', 'ADDED', '1']], undefined],
+    ['the watch DELETED, then our delete, then a list sent before it', [['event', 'DELETED', '2'], ['our delete answered'], ['list', '1']], undefined],
+  ])('%s', (_, steps, held) => {
+    const store = new Store<Item>();
+    store.replace([a('1')]);
+    for (const step of steps) tell(store, step);
+    expect(store.get('a')?.metadata.resourceVersion).toBe(held);
+  });
+
+  it('reports the object coming back as an addition (so that its distribution is reconciled)', () => {
+    const store = new Store<Item>();
+    store.replace([a('1')]);
+    expect(tell(store, ['event', 'DELETED', '2'])).toEqual([{ old: a('1') }]);
+    expect(tell(store, ['event', 'ADDED', '3'])).toEqual([{ old: undefined, current: a('3') }]);
   });
 });
 
