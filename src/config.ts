@@ -4,6 +4,7 @@ import type { ConnectionLimits } from './admission/https-server.js';
 import type { ControllerSettings } from './reconcile/controller.js';
 import { parseByteSize, parseDuration } from './config-values.js';
 import { parseKindNames, type KindName } from './domain/kinds.js';
+import type { ScrapeLimits } from './k8s/scrape-access.js';
 
 /**
  * Every setting of the process. This module is the only reader of the environment: everything
@@ -72,6 +73,11 @@ export interface Config {
   accessReviewConcurrency: number;
   /** /metrics only for a bearer token whose user may get it (TokenReview + SubjectAccessReview). */
   metricsAuth: boolean;
+  /**
+   * RD_METRICS_REVIEW_RATE, _BURST, _CONCURRENCY: the reviews that tokens not allowed before may
+   * cost the API server; a scrape over them is answered 429 without asking.
+   */
+  metricsReviews: ScrapeLimits;
   /**
    * RD_WEBHOOK_CLIENT_CA_FILE: the webhook routes answer only a caller whose client certificate
    * this CA signed (the API server, configured to present one); unset: anyone who reaches the port.
@@ -289,6 +295,11 @@ export function loadConfig(env: Env = process.env): Config {
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
     rbacShortcut: r.boolean('RD_RBAC_SHORTCUT', true),
     metricsAuth: r.boolean('RD_METRICS_AUTH', mode === 'cluster'),
+    metricsReviews: {
+      ratePerSecond: r.integer('RD_METRICS_REVIEW_RATE', 5, 1, 1000),
+      burst: r.integer('RD_METRICS_REVIEW_BURST', 10, 1, 1000),
+      concurrency: r.integer('RD_METRICS_REVIEW_CONCURRENCY', 4, 1, 256),
+    },
     webhookClientCaFile: r.raw('RD_WEBHOOK_CLIENT_CA_FILE'),
     webhookClientNames: r.list('RD_WEBHOOK_CLIENT_NAMES', []),
     tls: readTls(r),

@@ -18,7 +18,8 @@ import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
 import { createRbacCache, type RbacCache } from './k8s/rbac-cache.js';
-import { createScrapeAccess } from './k8s/scrape-access.js';
+import { createScrapeAccess, type ScrapeAccess } from './k8s/scrape-access.js';
+import { createScrapeReviewer } from './k8s/scrape-review.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
@@ -128,8 +129,14 @@ interface AdmissionInputs {
   webhookClientCa: string | undefined;
 }
 
+/** /metrics for users who may get it; what finding out costs the API server is bounded (RD_METRICS_REVIEW_*). */
+function scrapeAccess({ config, client, log }: ServerParts, metrics: Metrics): ScrapeAccess {
+  const reviewer = createScrapeReviewer(client, { path: '/metrics', metrics });
+  return createScrapeAccess(reviewer, { ttlMs: config.sarCacheTtlMs, limits: config.metricsReviews, log: log.child({ component: 'metrics' }), metrics });
+}
+
 function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookClientCa }: AdmissionInputs): Hono {
-  const { config, log, client, controller, certificates, accessReviewer, serving } = parts;
+  const { config, log, controller, certificates, accessReviewer, serving } = parts;
   return createAdmissionApp({
     log: log.child({ component: 'admission' }),
     metrics,
@@ -147,7 +154,7 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     recordsAuthors: config.webhookNames.pods !== undefined,
     bodyLimitBytes: config.bodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
-    ...(config.metricsAuth ? { scrapeAccess: createScrapeAccess(client, { ttlMs: config.sarCacheTtlMs, log: log.child({ component: 'metrics' }) }) } : {}),
+    ...(config.metricsAuth ? { scrapeAccess: scrapeAccess(parts, metrics) } : {}),
     readiness: () => ({
       certificates: serving.https !== undefined && certificates.current() !== undefined,
       caches: controller.synced(),

@@ -23,6 +23,8 @@ export interface Metrics {
   podInjections: Counter;
   webhookCallersRefused: Counter;
   connectionsDropped: Counter;
+  scrapeReviews: Counter<'result'>;
+  scrapeReviewsRefused: Counter<'reason'>;
 }
 
 export interface MetricsOptions {
@@ -108,6 +110,24 @@ function podAdmissionMetrics(registers: Registers): Pick<Metrics, 'podMaterializ
   };
 }
 
+/** Who asked for /metrics, and what finding out cost (RD_METRICS_AUTH). */
+function scrapeMetrics(registers: Registers): Pick<Metrics, 'scrapeReviews' | 'scrapeReviewsRefused'> {
+  return {
+    scrapeReviews: new Counter({
+      name: 'resource_distributor_scrape_reviews_total',
+      help: 'TokenReviews made for scrapes of /metrics (answers remembered per token are not counted), by result: allowed, forbidden, unauthenticated, failed.',
+      labelNames: ['result'],
+      registers,
+    }),
+    scrapeReviewsRefused: new Counter({
+      name: 'resource_distributor_scrape_reviews_refused_total',
+      help: 'Scrapes of /metrics answered 429 without asking the API server, by reason: rate (over RD_METRICS_REVIEW_RATE), concurrency (RD_METRICS_REVIEW_CONCURRENCY reviews already in flight).',
+      labelNames: ['reason'],
+      registers,
+    }),
+  };
+}
+
 export function createMetrics(options: MetricsOptions = {}): Metrics {
   const registry = new Registry();
   if (options.defaultMetrics) collectDefaultMetrics({ register: registry, prefix: 'resource_distributor_' });
@@ -156,6 +176,7 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
       registers,
     }),
     ...podAdmissionMetrics(registers),
+    ...scrapeMetrics(registers),
     webhookCallersRefused: new Counter({
       name: 'resource_distributor_webhook_callers_refused_total',
       help: 'Reviews refused (401) because the caller presented no client certificate the webhook client CA signed, or one of another name.',

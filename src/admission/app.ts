@@ -67,8 +67,16 @@ const DEFAULT_DEADLINES_MS = {
  * - POST /generate/pods                   Pod CREATE, never denies, writes the missing copies it references first
  * - GET  /healthz                         200 while the process serves requests (liveness)
  * - GET  /readyz                          200 when certificates are loaded and caches synced, else 503
- * - GET  /metrics                         Prometheus text format
+ * - GET  /metrics                         Prometheus text format (RD_METRICS_AUTH: 401, 403, 429 with Retry-After, 503)
  */
+/** What /metrics says to a scrape it does not serve. */
+const SCRAPE_REFUSALS = {
+  401: 'unauthorized: a bearer token the API server accepts is required',
+  403: 'forbidden: get on the non-resource URL /metrics is required',
+  429: 'too many token reviews for /metrics: retry later',
+  503: 'the API server could not be asked who may read metrics',
+} as const;
+
 export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
   const { log, metrics } = deps;
   const deadlines = deps.deadlinesMs ?? DEFAULT_DEADLINES_MS;
@@ -115,10 +123,11 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
     return c.json({ ready, checks }, ready ? 200 : 503);
   });
   app.get('/metrics', async (c) => {
-    const verdict = (await deps.scrapeAccess?.check(c.req.header('authorization'))) ?? 200;
-    if (verdict === 401) return c.json({ message: 'unauthorized: a bearer token the API server accepts is required' }, 401);
-    if (verdict === 403) return c.json({ message: 'forbidden: get on the non-resource URL /metrics is required' }, 403);
-    if (verdict === 503) return c.json({ message: 'the API server could not be asked who may read metrics' }, 503);
+    const verdict = (await deps.scrapeAccess?.check(c.req.header('authorization'))) ?? { status: 200 };
+    if (verdict.status !== 200) {
+      const headers: Record<string, string> = 'retryAfterSeconds' in verdict ? { 'retry-after': String(verdict.retryAfterSeconds) } : {};
+      return c.json({ message: SCRAPE_REFUSALS[verdict.status] }, verdict.status, headers);
+    }
     const body = await metrics.registry.metrics();
     return c.body(body, 200, { 'content-type': metrics.registry.contentType });
   });

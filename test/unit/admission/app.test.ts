@@ -216,6 +216,20 @@ describe('health, readiness and metrics endpoints', () => {
     expect(await res.text()).toContain('resource_distributor_admission_requests_total');
   });
 
+  it.each([
+    { verdict: { status: 200 as const }, status: 200, retryAfter: null },
+    { verdict: { status: 401 as const }, status: 401, retryAfter: null },
+    { verdict: { status: 403 as const }, status: 403, retryAfter: null },
+    { verdict: { status: 429 as const, retryAfterSeconds: 2 }, status: 429, retryAfter: '2' },
+    { verdict: { status: 503 as const, retryAfterSeconds: 1 }, status: 503, retryAfter: '1' },
+  ])('answers /metrics $status when scrape access says $verdict', async ({ verdict, status, retryAfter }) => {
+    const { app } = testApp({ scrapeAccess: { check: () => Promise.resolve(verdict) } });
+    const res = await app.request('/metrics', { headers: { authorization: 'Bearer t' } });
+    expect(res.status).toBe(status);
+    expect(res.headers.get('retry-after')).toBe(retryAfter);
+    if (status !== 200) expect(((await res.json()) as { message: string }).message).not.toBe('');
+  });
+
   it('answers 404 in JSON for unknown paths', async () => {
     const { app } = testApp();
     const res = await post(app, '/mutate/anything', review().body());

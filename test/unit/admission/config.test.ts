@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       accessReviewConcurrency: 16,
       rbacShortcut: true,
       metricsAuth: true,
+      metricsReviews: { ratePerSecond: 5, burst: 10, concurrency: 4 },
       sweepIntervalMs: 300_000,
       podName: 'rd-0',
       tls: { caValidityMs: 1825 * 86_400_000, certValidityMs: 90 * 86_400_000, certRenewBeforeMs: 30 * 86_400_000 },
@@ -67,6 +68,16 @@ describe('loadConfig', () => {
         'RD_FORBIDDEN_NAMESPACES: Bad_Name is not a DNS label',
       ]);
     }
+  });
+
+  it.each([
+    { env: { RD_METRICS_REVIEW_RATE: '20', RD_METRICS_REVIEW_BURST: '40', RD_METRICS_REVIEW_CONCURRENCY: '8' }, reviews: { ratePerSecond: 20, burst: 40, concurrency: 8 } },
+    { env: { RD_METRICS_REVIEW_RATE: '0' }, problem: 'RD_METRICS_REVIEW_RATE=0: must be an integer from 1 to 1000' },
+    { env: { RD_METRICS_REVIEW_BURST: '1.5' }, problem: 'RD_METRICS_REVIEW_BURST=1.5: must be an integer from 1 to 1000' },
+    { env: { RD_METRICS_REVIEW_CONCURRENCY: '0' }, problem: 'RD_METRICS_REVIEW_CONCURRENCY=0: must be an integer from 1 to 256' },
+  ])('reads the limits of /metrics reviews: $env', ({ env, reviews, problem }) => {
+    if (problem === undefined) expect(loadConfig(env).metricsReviews).toEqual(reviews);
+    else expect(() => loadConfig(env)).toThrow(problem);
   });
 
   it('rejects certificate lifetimes that do not fit together', () => {
