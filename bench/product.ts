@@ -33,6 +33,8 @@ export interface Product {
   sarCacheTtlMs: number;
   /** The largest admission review it reads (RD_BODY_LIMIT, as it reads its own environment). */
   bodyLimitBytes: number;
+  /** With `metricsAuth`: what scrapes with unknown tokens may cost (RD_METRICS_REVIEW_*). */
+  metricsReviews: { ratePerSecond: number; burst: number; concurrency: number } | undefined;
   certificates: CertificateBundle;
   scrape(): Promise<Scrape>;
   /**
@@ -69,10 +71,11 @@ function readyOnce(port: number): Promise<boolean> {
   });
 }
 
-function scrapeOnce(port: number): Promise<Scrape> {
+function scrapeOnce(port: number, token?: string): Promise<Scrape> {
   return new Promise((resolve, reject) => {
+    const headers = token === undefined ? {} : { authorization: `Bearer ${token}` };
     // Loopback to our own child; its CA is checked by the admission preflight, not here.
-    const req = request({ host: '127.0.0.1', port, path: '/metrics', rejectUnauthorized: false }, (res) => {
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', rejectUnauthorized: false, headers }, (res) => {
       let text = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => (text += chunk));
@@ -109,12 +112,12 @@ async function waitForWebhooks(kc: KubeConfig, scrape: () => Promise<Scrape>): P
   }
 }
 
-async function waitForServing(child: ChildProcess, port: number, timeoutMs: number): Promise<void> {
+async function waitForServing(child: ChildProcess, scrape: () => Promise<Scrape>, timeoutMs: number): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`the product exited with code ${child.exitCode} during start`);
     try {
-      await scrapeOnce(port);
+      await scrape();
       return;
     } catch (error) {
       if (performance.now() > deadline) throw new Error(`the product did not serve within ${timeoutMs} ms`, { cause: error });
@@ -123,7 +126,23 @@ async function waitForServing(child: ChildProcess, port: number, timeoutMs: numb
   }
 }
 
-export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Promise<Product> {
+/** The bearer token of a kubeconfig written by writeWriterKubeconfig (JSON, one user). */
+async function tokenOf(kubeconfigPath: string): Promise<string> {
+  const config = JSON.parse(await readFile(kubeconfigPath, 'utf8')) as { users?: { user?: { token?: string } }[] };
+  const token = config.users?.[0]?.user?.token;
+  if (token === undefined) throw new Error(`${kubeconfigPath} holds no token`);
+  return token;
+}
+
+export interface ProductOptions {
+  /**
+   * RD_METRICS_AUTH, as in a cluster: /metrics answers only a token whose user may get it; the
+   * bench scrapes with the kubeconfig's own token (cluster-admin).
+   */
+  metricsAuth?: boolean;
+}
+
+export async function startProduct(kc: KubeConfig, kubeconfigPath: string, options: ProductOptions = {}): Promise<Product> {
   const [port = 0] = await freePorts(1);
   const certDir = await mkdtemp(join(tmpdir(), 'rd-bench-certs-'));
   const sarCacheTtlMs = 10_000;
@@ -142,7 +161,9 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
     RD_SAR_CACHE_TTL: `${sarCacheTtlMs / 1000}s`,
     RD_LEADER_ELECTION: 'false',
     RD_SHUTDOWN_TIMEOUT: '2s',
+    RD_METRICS_AUTH: String(options.metricsAuth === true),
   };
+  const token = options.metricsAuth === true ? await tokenOf(kubeconfigPath) : undefined;
   const child = spawn(process.execPath, [...image, '--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {
     cwd: REPO_ROOT,
     env,
@@ -158,10 +179,10 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
     }
   };
   try {
-    await waitForServing(child, port, 60_000);
+    const scrape = (): Promise<Scrape> => scrapeOnce(port, token);
+    await waitForServing(child, scrape, 60_000);
     const stored = await fileStore(certDir).load();
     if (!stored) throw new Error(`the product wrote no certificates into ${certDir}`);
-    const scrape = (): Promise<Scrape> => scrapeOnce(port);
     await waitForWebhooks(kc, scrape);
     const pid = child.pid ?? 0;
     // The product's own defaults (RD_APPLY_PARALLELISM included), as users run it.
@@ -172,6 +193,7 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string): Prom
       applyParallelism: config.applyParallelism,
       sarCacheTtlMs,
       bodyLimitBytes: config.bodyLimitBytes,
+      metricsReviews: options.metricsAuth === true ? config.metricsReviews : undefined,
       certificates: stored.bundle,
       scrape,
       memory: async () => {

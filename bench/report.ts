@@ -10,6 +10,7 @@ import type { LargestResult } from './largest.js';
 import type { MachineInfo } from './machine.js';
 import type { MemoryResult } from './memory.js';
 import type { PropagationResult } from './propagation.js';
+import { renderMetricsFlood, type MetricsFloodResult } from './metrics-flood.js';
 import { renderScale, type ScaleResult } from './scale-report.js';
 import type { SectionName, SizeName } from './sizes.js';
 import type { SteadyStateResult } from './steady-state.js';
@@ -24,6 +25,7 @@ export interface SectionResults {
   largest?: LargestResult;
   'large-author'?: LargeAuthorResult;
   scale?: ScaleResult;
+  'metrics-flood'?: MetricsFloodResult;
 }
 
 export interface BenchResult {
@@ -344,6 +346,7 @@ const RENDERERS: { [K in SectionName]: (result: NonNullable<SectionResults[K]>) 
   largest: renderLargest,
   'large-author': renderLargeAuthor,
   scale: renderScale,
+  'metrics-flood': renderMetricsFlood,
 };
 
 export function renderSection<K extends SectionName>(name: K, sections: SectionResults): string {

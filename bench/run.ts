@@ -15,6 +15,7 @@ import { Fleet } from './fleet.js';
 import { runLargeAuthor } from './large-author.js';
 import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
+import { runMetricsFlood } from './metrics-flood.js';
 import { runMemory, type MemorySample } from './memory.js';
 import { buildProduct, startProduct, type Product } from './product.js';
 import { writeWriterKubeconfig } from './writer-identity.js';
@@ -76,6 +77,13 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: writerKubeconfigPath, start: () => startProduct(plane.kubeConfig, writerKubeconfigPath) });
       world.product = scaled.product;
       sections.scale = scaled.result;
+      return;
+    }
+    case 'metrics-flood': {
+      // Restarted with RD_METRICS_AUTH, as in a cluster: later sections and the teardown see this process.
+      await world.product.stop();
+      world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, { metricsAuth: true });
+      sections['metrics-flood'] = await runMetricsFlood({ kube, product: world.product, size });
       return;
     }
   }

@@ -13,7 +13,7 @@ export type SizeName = 'smoke' | 'default' | 'large' | 'xl';
 // that would run beside any section after it.
 export const SECTIONS = ['admission', 'propagation', 'fan-out', 'memory', 'steady-state', 'contention', 'largest', 'large-author'] as const;
 /** Run only when named in `--only`: they take long and leave a cluster no other section should share. */
-export const OPTIONAL_SECTIONS = ['scale'] as const;
+export const OPTIONAL_SECTIONS = ['scale', 'metrics-flood'] as const;
 export type SectionName = (typeof SECTIONS)[number] | (typeof OPTIONAL_SECTIONS)[number];
 
 export interface LoadStep {
@@ -70,6 +70,12 @@ export interface BenchSize {
    * stored one targets, and how many times it and its small baseline are created.
    */
   largest: { admissionRequests: number; namespaces: number; rounds: number };
+  /**
+   * `--only metrics-flood`: /metrics flooded with random bearer tokens for `seconds` (at most
+   * `maxScrapes`) on `connections` connections, at `pacedPerSecond` and then as fast as they go;
+   * `probes` namespaces created in each phase.
+   */
+  metricsFlood: { seconds: number; connections: number; maxScrapes: number; probes: number; pacedPerSecond: number };
   /** Namespaces and objects created at once by the bench itself. */
   clientConcurrency: number;
 }
@@ -92,6 +98,7 @@ const LARGE: BenchSize = {
   largeAuthor: { namespaces: 10_000, rounds: 3 },
   scale: { namespaces: 20_000, newNamespaces: 20, probeRatePerSecond: 2 },
   largest: { admissionRequests: 30, namespaces: 300, rounds: 3 },
+  metricsFlood: { seconds: 30, connections: 32, maxScrapes: 300_000, probes: 30, pacedPerSecond: 1100 },
   clientConcurrency: 32,
 };
 
@@ -106,6 +113,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     largeAuthor: { namespaces: 300, rounds: 1 },
     scale: { namespaces: 200, newNamespaces: 5, probeRatePerSecond: 2 },
     largest: { admissionRequests: 10, namespaces: 20, rounds: 1 },
+    metricsFlood: { seconds: 10, connections: 32, maxScrapes: 100_000, probes: 10, pacedPerSecond: 1100 },
     clientConcurrency: 16,
   },
   default: {
@@ -118,6 +126,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     largeAuthor: { namespaces: 10_000, rounds: 3 },
     scale: { namespaces: 10_000, newNamespaces: 20, probeRatePerSecond: 2 },
     largest: { admissionRequests: 20, namespaces: 100, rounds: 3 },
+    metricsFlood: { seconds: 30, connections: 32, maxScrapes: 300_000, probes: 30, pacedPerSecond: 1100 },
     clientConcurrency: 24,
   },
   large: LARGE,

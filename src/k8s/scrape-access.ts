@@ -1,7 +1,8 @@
 // Who may read /metrics, at a cost a flood cannot multiply. Each distinct bearer token costs a
 // TokenReview (and a SubjectAccessReview), and a flood of random tokens defeats any cache: so
 // reviews of tokens not seen allowed before are limited in rate and in number in flight, and a
-// scrape over either limit is answered 429 without asking the API server. Answers are remembered
+// scrape over either limit is answered 429 without asking the API server (not queued: a queue
+// would hold the flood's connections open and answer late for everyone). Answers are remembered
 // per token hash (rejected tokens in a cache of their own, so a flood cannot push out the
 // scrapers' answers); tokens allowed before are re-reviewed outside the limits, so a flood does
 // not lock out Prometheus when its answer expires. The token itself is never kept or logged.
