@@ -104,6 +104,20 @@ describe('content of kinds the API server defaults', () => {
     expect(contentEqual(networkPolicy(desired), networkPolicy(existing))).toBe(same);
   });
 
+  // What the API server stores of `{podSelector: {}, ingress: [{ports: [{port: 80}]}]}`.
+  const stored = { object: networkPolicy({ podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'TCP' }] }], policyTypes: ['Ingress'] }), storedOtherwiseIn: new Set(['mutated']) };
+  const template = networkPolicy({ podSelector: {}, ingress: [{ ports: [{ port: 80 }] }] });
+  it.each([
+    ['as stored', { podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'TCP' }] }], policyTypes: ['Ingress'] }, 'team-a', true],
+    ['a field added by hand that the template does not set', { podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'TCP' }], from: [{ podSelector: {} }] }], policyTypes: ['Ingress'] }, 'team-a', false],
+    ['a default changed by hand', { podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'UDP' }] }], policyTypes: ['Ingress'] }, 'team-a', false],
+    ['a default removed by hand', { podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'TCP' }] }] }, 'team-a', false],
+    ['a field added where copies are stored otherwise: the template fields alone', { podSelector: {}, ingress: [{ ports: [{ port: 80, protocol: 'TCP' }], from: [{ podSelector: {} }] }], policyTypes: ['Ingress'] }, 'mutated', true],
+  ])('against the stored form: %s: in sync = %s', (_what, spec, namespace, same) => {
+    const existing = { ...networkPolicy(spec), metadata: { name: 'deny', namespace, labels: { theirs: 'kept' } } };
+    expect(contentEqual(template, existing, stored)).toBe(same);
+  });
+
   it.each([
     [1, 1, true],
     ['1', 1, false],

@@ -18,6 +18,7 @@ import {
   type OwnerReference,
   type Resource,
   type ResolvedDistribution,
+  type StoredForm,
   type ResourceDistribution,
 } from './types.js';
 
@@ -127,12 +128,30 @@ export function contains(actual: unknown, wanted: unknown): boolean {
   return Object.entries(wanted).every(([key, value]) => value === undefined || contains(held[key], value));
 }
 
+/** The same value, whole: a field or an item only one side has is a difference. */
+export function sameValue(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (Array.isArray(a) || Array.isArray(b)) return Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.every((item, i) => sameValue(item, b[i]));
+  const left = Object.entries(a).filter(([, value]) => value !== undefined);
+  const right = b as Record<string, unknown>;
+  return left.length === Object.values(right).filter((value) => value !== undefined).length && left.every(([key, value]) => sameValue(right[key], value));
+}
+
+/** Every content field of either object holds the same value in the other. */
+export function sameContent(a: Resource, b: Resource): boolean {
+  for (const field of new Set([...Object.keys(a), ...Object.keys(b)])) if (!NOT_CONTENT.has(field) && !sameValue(a[field], b[field])) return false;
+  return true;
+}
+
 /**
  * The content of a Secret or ConfigMap is compared whole (a key someone added is drift); that of
- * any other kind by the fields the template sets.
+ * any other kind whole against what the API server stores of the template (`stored`) when that is
+ * known, else by the fields the template sets.
  */
-export function contentEqual(desired: Resource, existing: Resource): boolean {
+export function contentEqual(desired: Resource, existing: Resource, stored?: StoredForm): boolean {
   if (!isCoreDataKind(desired.apiVersion, desired.kind)) {
+    if (stored !== undefined && !stored.storedOtherwiseIn.has(existing.metadata.namespace ?? '')) return sameContent(stored.object, existing);
     return Object.entries(desired).every(([field, value]) => NOT_CONTENT.has(field) || contains(existing[field], value));
   }
   return (
@@ -162,7 +181,7 @@ function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boo
 export function isInSync(rd: ResolvedDistribution, existing: Resource, hash: string = hashResource(rd.spec.resource)): boolean {
   const desired = desiredView(rd, hash);
   return (
-    contentEqual(desired, existing) &&
+    contentEqual(desired, existing, rd.stored) &&
     includesAll(existing.metadata.labels, desired.metadata.labels) &&
     includesAll(existing.metadata.annotations, desired.metadata.annotations, [ANNOTATION_TIMESTAMP]) &&
     // A record the desired copy no longer has: keys of an earlier template are still on the copy.
@@ -173,18 +192,23 @@ export function isInSync(rd: ResolvedDistribution, existing: Resource, hash: str
 
 /**
  * What decides whether a copy is ours and in sync, besides the copy: the template (by its hash),
- * the distribution's name and uid, its origin and source (classifyExisting and isInSync read no
- * other field). A status write brings a new distribution object and changes none of them.
+ * the distribution's name and uid, its origin and source, and what copies are compared with
+ * (classifyExisting and isInSync read no other field). A status write brings a new distribution object and changes none of them.
  */
 function verdictKey(rd: ResolvedDistribution, hash: string): string {
   const known = verdictKeys.get(rd);
   if (known?.hash === hash) return known.key;
-  const key = JSON.stringify([hash, rd.metadata.name, rd.metadata.uid ?? null, rd.origin ?? null, rd.spec.source ?? null]);
+  const key = JSON.stringify([hash, rd.metadata.name, rd.metadata.uid ?? null, rd.origin ?? null, rd.spec.source ?? null, storedKey(rd.stored)]);
   verdictKeys.set(rd, { hash, key });
   return key;
 }
 
 const verdictKeys = new WeakMap<ResolvedDistribution, { hash: string; key: string }>();
+
+/** Whether copies are compared with a stored form, and where not. */
+function storedKey(stored: StoredForm | undefined): string | null {
+  return stored === undefined ? null : [...stored.storedOtherwiseIn].sort().join(',');
+}
 
 /**
  * Copies found ours and in sync, with the verdict key they were judged by. Cached objects are

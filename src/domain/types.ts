@@ -169,6 +169,21 @@ export interface DistributionOrigin {
  */
 export interface ResolvedDistribution extends ResourceDistribution {
   spec: DistributionSpec & { resource: Resource };
+  /** For kinds other than Secret and ConfigMap, once known: what the API server stores of the template. */
+  stored?: StoredForm;
+}
+
+/**
+ * What the API server makes of a template (a server-side dry run: its defaults, and what
+ * admission adds), against which a copy is compared whole: a field added by hand is drift.
+ */
+export interface StoredForm {
+  object: Resource;
+  /**
+   * Namespaces where a copy we wrote was stored otherwise (a mutation of that namespace's own):
+   * their copies are compared by the fields the template sets, or every pass would rewrite them.
+   */
+  storedOtherwiseIn: ReadonlySet<string>;
 }
 
 export const CONDITION_TYPES = [

@@ -104,7 +104,7 @@ function identified(kind: ApiKind, listed: ListResult<Resource>): ListResult<Res
   return listed;
 }
 
-type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'deleteCopy'>;
+type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'dryRunCopy' | 'deleteCopy'>;
 
 /** Copies and sources: objects of any allowed kind, each at the path of its own kind and version. */
 function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMethods {
@@ -129,6 +129,12 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
     replaceCopy: (object) => send<Resource>('PUT', objectPath(object, true), object),
+    dryRunCopy: (object) => {
+      const { name, resourceVersion, ...metadata } = object.metadata;
+      const unnamed = { ...object, metadata: { ...metadata, generateName: `${name ?? 'copy'}-` } };
+      void resourceVersion;
+      return send<Resource>('POST', `${objectPath(object, false)}?dryRun=All`, unnamed);
+    },
     deleteCopy: async ({ kind, namespace, name }: CopyRef, uid, resourceVersion) => {
       const preconditions = resourceVersion === undefined ? { uid } : { uid, resourceVersion };
       await client.request('DELETE', kindPath(kindOf(kind), namespace, name), { body: { preconditions } });

@@ -114,6 +114,12 @@ export interface ClusterApi {
   createCopy(object: Resource): Promise<Resource>;
   /** A replace (PUT) carrying `metadata.resourceVersion`: fails with Conflict if the object changed meanwhile. */
   replaceCopy(object: Resource): Promise<Resource>;
+  /**
+   * What the API server would store of `object` in its namespace: a create as a server-side dry
+   * run, under a generated name (one of that name may exist), nothing persisted. Optional: without
+   * it copies of other kinds are compared by the fields their template sets.
+   */
+  dryRunCopy?(object: Resource): Promise<Resource>;
   /** Deletes only the object with that uid (precondition). NotFound is thrown; callers decide. */
   deleteCopy(ref: CopyRef, uid: string, resourceVersion?: string): Promise<void>;
 
@@ -147,6 +153,8 @@ export const API_VERBS = {
   createCopy: 'create',
   replaceCopy: 'update',
   deleteCopy: 'delete',
+  // Nothing is written: not counted with the writes.
+  dryRunCopy: 'dryrun',
   patchDistributionStatus: 'patch',
   listObjectSyncs: 'list',
   lookupObjectSync: 'list',

@@ -86,6 +86,8 @@ export function countRequests(
 
   const api = {} as Record<keyof ClusterApi, (...args: unknown[]) => Promise<unknown>>;
   for (const method of Object.keys(API_VERBS) as (keyof ClusterApi)[]) {
+    // An optional method the inner API does not have stays absent.
+    if (inner[method] === undefined) continue;
     const verb = API_VERBS[method];
     api[method] = async (...args: unknown[]): Promise<unknown> => {
       const resource = resourceOf(method, args, kinds);

@@ -16,6 +16,7 @@ import type { LeaseSettings } from '../k8s/leader-election.js';
 import { createCacheRouting } from './cache-routing.js';
 import { createAuthorGate } from './author-gate.js';
 import { createCopyWriter } from './copy-writer.js';
+import { createStoredForms } from './stored-forms.js';
 import { createGenerator, type Generator } from './generator.js';
 import { createLeadership } from './leadership.js';
 import { createPodInjector, type PodInjector } from './pod-injector.js';
@@ -116,13 +117,14 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
     watchTimeoutSeconds: deps.watchTimeoutSeconds,
     stallGraceMs: deps.stallGraceMs,
   });
-  const writer = createCopyWriter({ api, log, copies: caches.copies });
+  const storedForms = createStoredForms({ api, log });
+  const writer = createCopyWriter({ api, log, copies: caches.copies, onWritten: storedForms.written });
   const catalog = createDistributionCatalog({ api, caches, clock, log });
   const events = createEventRecorder({ api, clock, log, instance: settings.leaderElection.identity });
   const { applyParallelism, forbiddenNamespaces } = settings;
   const scopes = new PassScopes();
   const authors = deps.accessReviewer === undefined ? undefined : { authors: createAuthorGate({ reviewer: deps.accessReviewer, kinds: caches.kinds, log }) };
-  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes, ...authors });
+  const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes, storedForms, ...authors });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),
     process: (name, signal) => reconciler.reconcile(name, signal),

@@ -24,6 +24,8 @@ export interface CopyWriterDeps {
   log: Logger;
   /** Written objects go through to the cache so that the next pass does not see stale copies. */
   copies?: CopyCache;
+  /** Each copy written (`sent`) as the API server stored it. */
+  onWritten?: (sent: Resource, stored: Resource) => void;
 }
 
 /**
@@ -56,17 +58,16 @@ function failure(action: Action, verb: FailedVerb, error: unknown, forceTransien
 }
 
 export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
-  const { api, log, copies } = deps;
+  const { api, log, copies, onWritten } = deps;
 
   /** A create, or an update (PUT over the resourceVersion the object carries). */
   async function write(verb: 'create' | 'update', action: Action, object: Resource): Promise<WriteOutcome> {
     try {
       const sent = outgoing(object);
-      if (verb === 'create') {
-        copies?.store(kindKeyOf(object.apiVersion, object.kind))?.observeWrite(await api.createCopy(sent));
-      } else {
-        copies?.store(kindKeyOf(object.apiVersion, object.kind))?.observeWrite(await api.replaceCopy(sent), object.metadata.resourceVersion);
-      }
+      const store = copies?.store(kindKeyOf(object.apiVersion, object.kind));
+      const stored = verb === 'create' ? await api.createCopy(sent) : await api.replaceCopy(sent);
+      onWritten?.(sent, stored);
+      store?.observeWrite(stored, verb === 'create' ? undefined : object.metadata.resourceVersion);
       log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, verb === 'create' ? 'copy created' : 'copy updated');
       return { action, ok: true };
     } catch (error) {

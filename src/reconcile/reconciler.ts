@@ -29,6 +29,7 @@ import { createCopyRemoval, type CopyRemoval } from './copy-removal.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
 import { resolveDistribution } from './distributable.js';
+import type { StoredForms } from './stored-forms.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
@@ -56,6 +57,8 @@ export interface ReconcilerDeps {
   sliceSize?: number;
   /** Whether authors may still read their sources (none: copies are written on the controller's rights alone). */
   authors?: AuthorGate;
+  /** What the API server stores of templates of other kinds (none: their copies are compared by the template's fields). */
+  storedForms?: StoredForms;
 }
 
 /** A few milliseconds of planning at most, between two chances for the event loop to go on. */
@@ -187,8 +190,9 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const { within, sliced } = extentOf(parts, rd, hash, scope);
   const namespaces = within === undefined ? targetNamespaces(rd, caches, forbiddenNamespaces) : namespacesWithin(within, caches);
   const { existing, failures, unread, ownCopies } = await parts.reader.read(rd, kind, namespaces, within);
+  const compared = (await parts.deps.storedForms?.attach(rd, hash, namespaces)) ?? rd;
   const now = clock();
-  const input = { distribution: rd, namespaces, existing, forbidden: forbiddenNamespaces, now };
+  const input = { distribution: compared, namespaces, existing, forbidden: forbiddenNamespaces, now };
   // A full pass is planned as many namespaces at a time as it has writes in flight, each slice
   // written while the next is planned: writing starts after a few renders, not after the whole plan.
   const slices = within === undefined ? planSlices(input, parts.parallelism) : [planDistribution({ ...input, within })];

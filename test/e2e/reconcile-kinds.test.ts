@@ -115,6 +115,22 @@ describe('a kind the API server defaults: NetworkPolicy', () => {
     );
   });
 
+  it('reverts a field someone added that the template does not set, and counts the copy out of sync until then', async () => {
+    const namespace = targets[1]!;
+    const copy = await networking.readNamespacedNetworkPolicy({ namespace, name: 'deny-but-http' });
+    // Opens the guard to every pod of the namespace: a field the template never set.
+    copy.spec!.ingress![0]!._from = [{ podSelector: {} }];
+    await networking.replaceNamespacedNetworkPolicy({ namespace, name: 'deny-but-http', body: copy });
+    await waitFor(
+      async () => {
+        const now = await networking.readNamespacedNetworkPolicy({ namespace, name: 'deny-but-http' });
+        return now.spec?.ingress?.[0]?._from === undefined ? true : undefined;
+      },
+      { what: 'the added field to be reverted', timeoutMs: 15_000 },
+    );
+    await kube.waitForStatus(name, (s) => s.succeeded === N);
+  });
+
   it('stops watching the kind once no distribution copies it', async () => {
     await kube.deleteDistribution(name);
     await waitFor(async () => ((await policies(name)).length === 0 ? true : undefined), { what: 'the garbage collector to remove the copies', timeoutMs: 60_000 });
@@ -179,6 +195,21 @@ describe('admission of other kinds', () => {
     } finally {
       await rbac.deleteClusterRole({ name: bindable }).catch(() => undefined);
     }
+  });
+
+  it('reverts a field someone added to a copied RoleBinding', async () => {
+    const name = uniqueName('rd-binding');
+    await kube.createDistribution(distribution(name, { resource: roleBinding('view') }));
+    await kube.waitForStatus(name, (s) => s.succeeded === N);
+    const namespace = targets[2]!;
+    const copy = await rbac.readNamespacedRoleBinding({ namespace, name: 'ci-edit' });
+    copy.subjects![0]!.namespace = 'sneaky';
+    await rbac.replaceNamespacedRoleBinding({ namespace, name: 'ci-edit', body: copy });
+    await waitFor(
+      async () => ((await rbac.readNamespacedRoleBinding({ namespace, name: 'ci-edit' })).subjects?.[0]?.namespace === undefined ? true : undefined),
+      { what: 'the added field to be reverted', timeoutMs: 15_000 },
+    );
+    await kube.deleteDistribution(name);
   });
 
   it('denies a kind not allowed, and one allowed but not served, naming what is', async () => {
