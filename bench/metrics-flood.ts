@@ -15,6 +15,7 @@ import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from '.
 import { watchObjects } from './object-watch.js';
 import type { Product } from './product.js';
 import { fmtMs, table } from './report.js';
+import { apiserverMetrics } from '../test/control-plane/apiserver-metrics.js';
 import { parseMetrics } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 import { summarize, type Summary } from './stats.js';
@@ -54,18 +55,7 @@ export interface MetricsFloodResult {
 
 /** kube-apiserver's count of TokenReviews answered, from its own /metrics (the bench's admin may read them). */
 async function apiserverTokenReviews(kc: KubeConfig): Promise<number> {
-  const options: Record<string, unknown> = {};
-  await kc.applyToHTTPSOptions(options);
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = request(`${kc.getCurrentCluster()?.server ?? ''}/metrics`, options, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`kube-apiserver /metrics answered ${String(res.statusCode)}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const text = await apiserverMetrics(kc);
   return parseMetrics(text).sum('apiserver_request_total', { resource: 'tokenreviews' });
 }
 

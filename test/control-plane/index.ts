@@ -13,3 +13,4 @@ export { startRegistry, type LocalRegistry } from './image-registry.js';
 export { publishProductImage, type ProductImage } from './product-image.js';
 export { httpGet } from './network.js';
 export { cachedProductImage, ensureProductImage, keepProductImage, productImageKey, type CachedProductImage } from './product-image-cache.js';
+export { apiserverMetrics } from './apiserver-metrics.js';

@@ -9,6 +9,7 @@ import { RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
+import { apiserverMetrics } from '../control-plane/apiserver-metrics.js';
 import { connectionOf } from '../kube-client.js';
 import { Kube } from './fixtures/kube.js';
 import { loadKubeConfig, uniqueName } from './support/cluster.js';
@@ -46,19 +47,7 @@ function scrape(agent: Agent, token: string): Promise<Answer> {
 
 /** kube-apiserver's own count of TokenReviews it has answered (every client's), from its /metrics. */
 async function apiserverTokenReviews(): Promise<number> {
-  const server = kc.getCurrentCluster()?.server ?? '';
-  const options: Record<string, unknown> = {};
-  await kc.applyToHTTPSOptions(options);
-  const text = await new Promise<string>((resolve, reject) => {
-    const req = httpsRequest(`${server}/metrics`, options, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (body += chunk));
-      res.on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`kube-apiserver /metrics answered ${String(res.statusCode)}`))));
-    });
-    req.on('error', reject);
-    req.end();
-  });
+  const text = await apiserverMetrics(kc);
   return text
     .split('\n')
     .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="tokenreviews"'))
