@@ -9,6 +9,8 @@ import type { ResourceDistribution } from '../../../src/domain/types.js';
 import { createMetrics } from '../../../src/metrics.js';
 import { createAuthorGate, type AuthorGate } from '../../../src/reconcile/author-gate.js';
 import { createGenerator } from '../../../src/reconcile/generator.js';
+import { createPodMaterializer } from '../../../src/reconcile/pod-materializer.js';
+import { podReferences } from '../../../src/domain/pod-references.js';
 import { FakeAccessReviewer } from '../admission/review-builder.js';
 import { distribution } from '../builders.js';
 import { silentLog, startHarness, type Harness } from './harness.js';
@@ -141,5 +143,25 @@ describe('a new namespace the generator writes into', () => {
     const authors = await start(new FakeAccessReviewer().grant('alice', ['create'], 'configmaps', 'fresh'));
     for (let i = 0; i < 200 && h.catalog.list().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
     expect(await generateInto(authors)).toBeDefined();
+  });
+});
+
+describe('a pod admitted into a namespace that holds no copy yet', () => {
+  async function materializeIn(namespace: string, authors: AuthorGate): Promise<unknown> {
+    for (let i = 0; i < 200 && h.catalog.list().length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    const metrics = createMetrics();
+    const materializer = createPodMaterializer({ api: h.requests.api, caches: h.caches, catalog: h.catalog, writer: h.writer, clock: systemClock, log: silentLog, metrics, forbiddenNamespaces: [], waitMs: 1_000, authors });
+    const refs = podReferences({ spec: { volumes: [{ name: 'v', configMap: { name: 'settings' } }] } });
+    return materializer.materialize(namespace, refs, { dryRun: false, signal: new AbortController().signal });
+  }
+
+  it('is admitted without the copy its author may not create there', async () => {
+    const authors = await start(new FakeAccessReviewer().grant('alice', ['create'], 'configmaps', 'mine'));
+    h.cluster.putNamespace('theirs', { team: 'a' });
+    for (let i = 0; i < 200 && h.caches.namespaces.get('theirs')?.info.labels.team !== 'a'; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(await materializeIn('theirs', authors)).toEqual({ pending: 1, inPlace: 0, missing: 1 });
+    expect(copyIn('theirs')).toBeUndefined();
+    expect(await materializeIn('mine', authors)).toEqual({ pending: 1, inPlace: 1, missing: 0 });
+    expect(copyIn('mine')).toBeDefined();
   });
 });
