@@ -4,7 +4,8 @@
 // makes no request at all. When only some namespaces changed since a pass that still holds, the
 // pass plans those alone (pass-scopes, last-passes). Its parts, each in a module of its own:
 // reading what stands in each target (existing-copies), applying actions (action-applier),
-// deletes beyond the plan (copy-removal), status and Events (status-reporter). A full pass over
+// deletes beyond the plan (copy-removal), status and Events (status-reporter), whether a recorded
+// author may still write a first copy where the plan makes one (author-targets). A full pass over
 // many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
 // turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
 // not for the whole pass (see pass-scopes.ts); one that cannot (the template changed) is planned a
