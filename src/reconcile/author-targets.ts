@@ -2,6 +2,7 @@
 // holds none of its copies yet (domain/author-targets.ts says when that is asked, and why). Every
 // writer of copies goes through it: the reconciler for each slice of its plan, the namespace
 // generator and the pod materializer for their one copy.
+import { LRUCache } from 'lru-cache';
 import { mapBounded } from '../bounded.js';
 import { parseAuthor, recordedAuthor, type Author } from '../domain/author.js';
 import { authorVerbs, clusterWideFirst, targetDenial, type TargetVerb } from '../domain/author-targets.js';
@@ -30,9 +31,14 @@ export interface TargetCheckDeps {
   log: Logger;
   /** Questions of one call in flight at once (default 8); the reviewer bounds them for the whole process too. */
   parallelism?: number;
+  /** How long a denial holds before a pass asks again (default 60 s, as for sources). */
+  denialTtlMs?: number;
+  /** Denials remembered at most (default 10,000; the least recently used go first). */
+  max?: number;
 }
 
 const NONE: TargetDenials = new Map();
+const DENIAL_TTL_MS = 60_000;
 
 type KindOf = { group: string; resource: string };
 
@@ -46,25 +52,33 @@ function kindOf(rd: ResourceDistribution, kinds: KindRegistry): KindOf {
 /**
  * Per verb: one cluster-wide question first where it may answer for all (open-ended targets, or
  * many namespaces), then one per namespace. The reviewer answers from the cluster's RBAC or its
- * cache when it can, so a settled author costs no request; denials are not remembered here
- * beyond the reviewer's cache: a right given back counts at the next pass.
+ * cache when it can, so a settled author costs no request. A denial (which RBAC never answers) is
+ * remembered for `denialTtlMs`: an author denied in many namespaces costs their questions once
+ * in that time, however many passes plan them; a right given back counts at the first pass after.
  */
 export function createTargetCheck(deps: TargetCheckDeps): TargetCheck {
   const parallelism = Math.max(1, deps.parallelism ?? 8);
+  const denials = new LRUCache<string, true>({ max: deps.max ?? 10_000, ttl: deps.denialTtlMs ?? DENIAL_TTL_MS });
 
-  async function deniedIn(author: Author, kind: KindOf, verb: TargetVerb, namespaces: readonly string[], wideFirst: boolean): Promise<string[]> {
-    const ask = (namespace: string): Promise<boolean> => deps.reviewer.review({ subject: author, verb, ...kind, namespace }).then((answer) => answer.allowed);
+  async function deniedIn(author: { recorded: string; subject: Author }, kind: KindOf, verb: TargetVerb, namespaces: readonly string[], wideFirst: boolean): Promise<string[]> {
+    const key = (namespace: string): string => JSON.stringify([author.recorded, verb, kind.group, kind.resource, namespace]);
+    const ask = async (namespace: string): Promise<boolean> => {
+      if (denials.has(key(namespace))) return false;
+      const { allowed } = await deps.reviewer.review({ subject: author.subject, verb, ...kind, namespace });
+      if (!allowed) denials.set(key(namespace), true);
+      return allowed;
+    };
     if (wideFirst && (await ask(''))) return [];
     const answers = await mapBounded(namespaces, parallelism, ask);
     return namespaces.filter((_namespace, i) => !answers[i]);
   }
 
   /** Per namespace, the verbs the author may not (an unreadable record: none may be). */
-  async function deniedVerbsOf(rd: ResourceDistribution, author: Author | 'unreadable', kind: KindOf, writes: readonly TargetWrite[]): Promise<Map<string, TargetVerb[]>> {
+  async function deniedVerbsOf(rd: ResourceDistribution, recorded: string, author: Author | 'unreadable', kind: KindOf, writes: readonly TargetWrite[]): Promise<Map<string, TargetVerb[]>> {
     const deniedVerbs = new Map<string, TargetVerb[]>();
     for (const verb of new Set(writes.flatMap((write) => write.verbs))) {
       const namespaces = writes.filter((write) => write.verbs.includes(verb)).map((write) => write.namespace);
-      const denied = author === 'unreadable' ? namespaces : await deniedIn(author, kind, verb, namespaces, clusterWideFirst(rd, namespaces.length));
+      const denied = author === 'unreadable' ? namespaces : await deniedIn({ recorded, subject: author }, kind, verb, namespaces, clusterWideFirst(rd, namespaces.length));
       for (const namespace of denied) deniedVerbs.set(namespace, [...(deniedVerbs.get(namespace) ?? []), verb]);
     }
     return deniedVerbs;
@@ -75,7 +89,7 @@ export function createTargetCheck(deps: TargetCheckDeps): TargetCheck {
     if (recorded === undefined || writes.length === 0) return NONE;
     const kind = kindOf(rd, deps.kinds);
     const author = parseAuthor(recorded);
-    const deniedVerbs = await deniedVerbsOf(rd, author, kind, writes);
+    const deniedVerbs = await deniedVerbsOf(rd, recorded, author, kind, writes);
     if (deniedVerbs.size === 0) return NONE;
     const who = author === 'unreadable' ? 'unreadable' : author.username;
     deps.log.warn({ name: rd.metadata.name, author: who, resource: kind.resource, namespaces: [...deniedVerbs.keys()].slice(0, 10), denied: deniedVerbs.size }, 'author may not write in target namespaces: no copy written there');

@@ -107,6 +107,8 @@ beforeAll(async () => {
     overrides: {
       webhookNames: { distributions: uniqueName('e2e-authors-distributions'), namespaces: uniqueName('e2e-authors-namespaces'), pods: uniqueName('e2e-authors-mutating') },
       shutdownDelayMs: 0,
+      // A denial is asked again a second after it, not a minute: a right given back shows at once.
+      authorDenialTtlMs: 1000,
     },
   });
   // Registered and answering once an invalid distribution is denied by our webhook, and a valid one gets its author.
@@ -267,7 +269,8 @@ describe("a namespace that starts to match after admission is written to only wi
     // Her right in the other namespace given back: the next pass over it writes the copy.
     await role(other, CONFIGMAPS_WRITE);
     await waitFor(async () => ((await aliceMayCreate(other)) ? true : undefined), { what: 'the right to be back' });
-    await new Promise((resolve) => setTimeout(resolve, 1000));
+    // Its watch of RBAC objects, and the denial's time (RD_AUTHOR_DENIAL_TTL, a second here).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
     await admin.labelNamespace(other, { 'author-targets.e2e/touched': 'yes' });
     await admin.waitForObject('ConfigMap', other, 'team-settings', (object) => object?.data?.mode === 'team');
     const after = await admin.waitForStatus(name, (status) => status.succeeded === 2);

@@ -27,8 +27,8 @@ function selected(author: string | null = ALICE): ResourceDistribution {
   return rd;
 }
 
-async function start(reviewer: FakeAccessReviewer, rd: ResourceDistribution = selected()): Promise<AuthorGate> {
-  const authors = createAuthorGate({ reviewer, kinds: CORE_REGISTRY, log: silentLog });
+async function start(reviewer: FakeAccessReviewer, rd: ResourceDistribution = selected(), denialTtlMs?: number): Promise<AuthorGate> {
+  const authors = createAuthorGate({ reviewer, kinds: CORE_REGISTRY, log: silentLog, ...(denialTtlMs === undefined ? {} : { denialTtlMs }) });
   h = await startHarness({ authors });
   h.cluster.putNamespace('mine', { team: 'a' });
   h.cluster.putNamespace('theirs');
@@ -80,14 +80,20 @@ describe('a namespace that starts to match after admission', () => {
     expect(asked(reviewer).filter((question) => question.endsWith(' mine'))).toEqual([]);
   });
 
-  it('gets its copy at the next pass once the author may create there', async () => {
+  it('keeps a denial for its time without asking again, then writes the copy at the first pass after, once the author may', async () => {
     const reviewer = new FakeAccessReviewer().grant('alice', ['create'], 'configmaps', 'mine');
-    await start(reviewer);
+    await start(reviewer, selected(), 50);
     h.cluster.putNamespace('theirs', { team: 'a' });
     await h.reconciler.reconcile('team-settings');
     expect(copyIn('theirs')).toBeUndefined();
 
     reviewer.grant('alice', ['create'], 'configmaps', 'theirs');
+    reviewer.checks.length = 0;
+    expect(await h.reconciler.reconcile('team-settings')).toBe('done');
+    expect(reviewer.checks).toEqual([]);
+    expect(copyIn('theirs')).toBeUndefined();
+
+    await new Promise((resolve) => setTimeout(resolve, 60));
     expect(await h.reconciler.reconcile('team-settings')).toBe('done');
     expect(copyIn('theirs')?.data).toEqual({ a: '1' });
     expect(authorCondition()).toBeUndefined();
