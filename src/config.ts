@@ -64,6 +64,8 @@ export interface Config {
   /** RD_MAX_CONNECTIONS, RD_TLS_HANDSHAKE_TIMEOUT, RD_HEADERS_TIMEOUT: what the listener grants a connection before its request. */
   connectionLimits: ConnectionLimits;
   sarCacheTtlMs: number;
+  /** RD_AUTHOR_DENIAL_TTL: how long the controller keeps a recorded author's denial before asking again. */
+  authorDenialTtlMs: number;
   /**
    * RD_RBAC_SHORTCUT: the cluster's RBAC objects are watched, and what they grant an author is
    * allowed without a SubjectAccessReview (what they do not grant is still asked).
@@ -292,6 +294,7 @@ export function loadConfig(env: Env = process.env): Config {
       headersTimeoutMs: r.duration('RD_HEADERS_TIMEOUT', '15s', 100),
     },
     sarCacheTtlMs: r.duration('RD_SAR_CACHE_TTL', '10s'),
+    authorDenialTtlMs: r.duration('RD_AUTHOR_DENIAL_TTL', '1m', 100),
     accessReviewConcurrency: r.integer('RD_ACCESS_REVIEW_CONCURRENCY', 16, 1, 256),
     rbacShortcut: r.boolean('RD_RBAC_SHORTCUT', true),
     metricsAuth: r.boolean('RD_METRICS_AUTH', mode === 'cluster'),
@@ -340,6 +343,7 @@ export function controllerSettings(config: Config): ControllerSettings {
     forbiddenNamespaces: forbiddenNamespaces(config),
     namespaceGeneration: config.namespaceGeneration,
     podWaitMs: config.podWaitMs,
+    authorDenialTtlMs: config.authorDenialTtlMs,
     leaderElection: {
       enabled: config.leaderElection,
       leaseName: config.leaseName,

@@ -92,7 +92,7 @@ function podAdmissionMetrics(registers: Registers): Pick<Metrics, 'podMaterializ
   return {
     podMaterialized: new Counter({
       name: 'resource_distributor_pod_materialized_total',
-      help: 'Copies a pod referenced that were missing or stale when it was admitted, by result: written before the answer; unchanged (nothing to write after all: another writer was first, or the object there is not ours); lost (races), failed.',
+      help: 'Copies a pod referenced that were missing or stale when it was admitted, by result: written before the answer; unchanged (nothing to write after all: another writer was first, or the object there is not ours); lost (races), failed, denied (the recorded author may not write the first copy there).',
       labelNames: ['result'],
       registers,
     }),

@@ -153,6 +153,40 @@ describe('computeStatus', () => {
   });
 });
 
+describe('computeStatus: targets the recorded author may not write in', () => {
+  const denied = (namespace: string, words = 'author "alice" may not create configmaps'): Outcome => ({ action: create(namespace), ok: false, verb: 'create', message: words, transient: false, denied: true });
+  const authorCondition = (status: DistributionStatus) => status.conditions.find((c) => c.type === 'AuthorAccessDenied');
+
+  it('counts them failed under AuthorAccessDenied, after the six, naming the author, verb, resource and namespaces', () => {
+    const status = computeStatus({ distribution: rd, outcomes: [ok(create('mine')), denied('theirs-b'), denied('theirs-a')], now: T0 });
+    expect(status).toMatchObject({ desired: 3, succeeded: 1, failed: 2 });
+    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'AuthorAccessDenied']);
+    expect(authorCondition(status)).toEqual({
+      type: 'AuthorAccessDenied',
+      status: 'True',
+      reason: 'AuthorLacksAccess',
+      message: 'author "alice" may not create configmaps in namespaces theirs-a, theirs-b: no copy is written there until the author may',
+      lastTransitionTime: '2024-05-01T10:00:00Z',
+      failedNamespace: ['theirs-a', 'theirs-b'],
+    });
+    expect(trueConditions(status)).toEqual({ AuthorAccessDenied: ['theirs-a', 'theirs-b'] });
+  });
+
+  it('groups namespaces by what the author may not do', () => {
+    const status = computeStatus({ distribution: rd, outcomes: [denied('b'), denied('a', 'author "alice" may not update configmaps')], now: T0 });
+    expect(authorCondition(status)?.message).toBe('author "alice" may not create configmaps in namespace b; author "alice" may not update configmaps in namespace a: no copy is written there until the author may');
+  });
+
+  it('keeps its transition time while it holds, and is gone once the author may write again', () => {
+    const first = computeStatus({ distribution: rd, outcomes: [denied('theirs')], now: T0 });
+    const previous = seedSample().generation(3).status(first).build();
+    expect(authorCondition(computeStatus({ distribution: previous, outcomes: [denied('theirs')], now: T1 }))?.lastTransitionTime).toBe('2024-05-01T10:00:00Z');
+    const allowed = computeStatus({ distribution: previous, outcomes: [ok(create('theirs'))], now: T1 });
+    expect(authorCondition(allowed)).toBeUndefined();
+    expect(allowed).toMatchObject({ desired: 1, succeeded: 1, failed: 0 });
+  });
+});
+
 describe('statusEquals', () => {
   const outcomes = [ok(create('a')), ok(missing('b'))];
   const status = computeStatus({ distribution: rd, outcomes, now: T0 });

@@ -39,10 +39,20 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
-/** Present only while it is True: distributions without a recorded author, or whose author may read, keep their seven conditions. */
+/** Present only while it is True: distributions without a recorded author, or whose author may read and write, keep their six or seven conditions. */
 function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
   const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
   return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
+}
+
+/**
+ * AuthorAccessDenied, when it holds: for the source (nothing is written), or else for the targets
+ * the author may not write in (named in failedNamespace).
+ */
+function authorConditions(source: SourceStatus | undefined, deniedTargets: readonly Failure[], previous: DistributionStatus | undefined, now: Date): Condition[] {
+  if (source?.found === true && source.denied !== undefined) return [authorCondition(source.denied, previous, now)];
+  if (source?.found === false || deniedTargets.length === 0) return [];
+  return [buildCondition(AUTHOR_CONDITION, deniedTargets, previous, now)];
 }
 
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
@@ -91,7 +101,7 @@ function listBriefly(items: readonly string[], separator = '; '): string {
 
 function conditionFailure(outcome: Outcome): [ConditionType, Failure] | undefined {
   const { action } = outcome;
-  if (!outcome.ok) return [VERB_CONDITION[outcome.verb], { namespace: action.namespace, detail: outcome.message }];
+  if (!outcome.ok) return [outcome.denied ? AUTHOR_CONDITION : VERB_CONDITION[outcome.verb], { namespace: action.namespace, detail: outcome.message }];
   if (action.type === 'conflict') return ['ConflictOccurred', { namespace: action.namespace, detail: action.reason }];
   if (action.type === 'namespace-missing') return ['NamespaceNotExists', { namespace: action.namespace, detail: '' }];
   return undefined;
@@ -120,7 +130,17 @@ function message(type: ConditionType, failures: readonly Failure[]): string {
     const reasons = [...byReason].sort(([a], [b]) => compare(a, b));
     return reasons.map(([reason, namespaces]) => `${conflictReason(reason)}: ${listBriefly(namespaces, ', ')}`).join('; ');
   }
+  if (type === AUTHOR_CONDITION) return authorMessage(sorted);
   return listBriefly(sorted.map((f) => `${f.namespace}: ${f.detail}`));
+}
+
+/** Targets the author may not write, grouped by what they may not do: `author "a" may not create secrets in namespace b, c: ...`. */
+function authorMessage(sorted: readonly Failure[]): string {
+  const byDenial = new Map<string, string[]>();
+  for (const f of sorted) byDenial.set(f.detail, [...(byDenial.get(f.detail) ?? []), f.namespace]);
+  const denials = [...byDenial].sort(([a], [b]) => compare(a, b));
+  const lines = denials.map(([denial, namespaces]) => `${denial} in namespace${namespaces.length === 1 ? '' : 's'} ${listBriefly(namespaces, ', ')}`);
+  return `${lines.join('; ')}: no copy is written there until the author may`;
 }
 
 function buildCondition(
@@ -152,13 +172,16 @@ export interface PassOutcomes {
   inSync?: ReadonlySet<string>;
 }
 
+/** The conditions failures are tallied for: the six, and targets the author may not write in. */
+const TALLIED: readonly ConditionType[] = [...CONDITION_TYPES, AUTHOR_CONDITION];
+
 /** The number of target namespaces, how many of them are in sync, and the failures by condition. */
 function tally(found: PassOutcomes): { targets: number; inSync: number; failures: Map<ConditionType, Failure[]> } {
   const named = found.inSync ?? new Set<string>();
   const targets = new Set<string>();
   // Few or none: a steady pass over 10,000 targets builds no second set of them.
   const failing = new Set<string>();
-  const failures = new Map<ConditionType, Failure[]>(CONDITION_TYPES.map((type) => [type, []]));
+  const failures = new Map<ConditionType, Failure[]>(TALLIED.map((type) => [type, []]));
   for (const outcome of found.outcomes) {
     const namespace = outcome.action.namespace;
     if (outcome.action.type !== 'delete' && !named.has(namespace)) targets.add(namespace);
@@ -194,7 +217,7 @@ export function computeStatus(
   const succeeded = held === undefined ? inSync : 0;
   const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
   if (source) conditions.push(sourceCondition(source, distribution.status, now));
-  if (source?.found === true && source.denied !== undefined) conditions.push(authorCondition(source.denied, distribution.status, now));
+  conditions.push(...authorConditions(source, failures.get(AUTHOR_CONDITION) ?? [], distribution.status, now));
   const status: DistributionStatus = { desired, succeeded, failed: desired - succeeded, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;

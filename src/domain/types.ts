@@ -196,7 +196,7 @@ export const CONDITION_TYPES = [
 ] as const;
 /** Only distributions with spec.source have it, after the six (whose order tools may rely on). */
 export const SOURCE_CONDITION = 'SourceNotFound';
-/** After SourceNotFound, only while the author recorded at admission may not read the source. */
+/** After SourceNotFound, only while the author recorded at admission may not read the source, or write in a target. */
 export const AUTHOR_CONDITION = 'AuthorAccessDenied';
 export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
 
@@ -272,4 +272,5 @@ export type FailedVerb = 'get' | 'create' | 'update' | 'delete';
 /** What happened when an action was applied. `message` must never contain object data. */
 export type Outcome =
   | { action: Action; ok: true }
-  | { action: Action; ok: false; verb: FailedVerb; message: string; transient: boolean };
+  /** `denied`: not attempted, as the recorded author may not write there (the message says who may not do what). */
+  | { action: Action; ok: false; verb: FailedVerb; message: string; transient: boolean; denied?: true };

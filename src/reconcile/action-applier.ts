@@ -10,6 +10,8 @@ import type { CopyWriter, WriteOutcome } from './copy-writer.js';
 export interface Planned {
   action: Action;
   kind: KindKey;
+  /** What stands for the action, not attempted (its author may not write there: see author-targets). */
+  refused?: WriteOutcome;
 }
 
 export type ApplyAll = (planned: readonly Planned[], signal: AbortSignal, failures?: ReadonlyMap<string, ApiErrorInfo>) => Promise<WriteOutcome[]>;
@@ -38,8 +40,9 @@ export function deleteOf(copy: Resource): Action {
 
 /** What applying one action comes to: its write, or the failure that stands in for it. */
 function applyOne(writer: CopyWriter, signal: AbortSignal, failures: ReadonlyMap<string, ApiErrorInfo> | undefined): (planned: Planned) => Promise<WriteOutcome> {
-  return ({ action, kind }) => {
+  return ({ action, kind, refused }) => {
     if (signal.aborted) return Promise.resolve(skipped(action));
+    if (refused !== undefined) return Promise.resolve(refused);
     const failed = action.type === 'delete' ? undefined : failures?.get(action.namespace);
     return failed ? Promise.resolve(getFailure(action, failed)) : writer.apply(action, kind);
   };

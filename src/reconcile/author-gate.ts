@@ -10,12 +10,15 @@ import type { Resource, ResourceDistribution, SourceRef } from '../domain/types.
 import type { AccessReviewer } from '../k8s/access-review.js';
 import type { SourceCache } from '../k8s/source-cache.js';
 import type { Logger } from '../log.js';
+import { createTargetCheck, type TargetCheck } from './author-targets.js';
 
 export type AuthorVerdict = { allowed: true } | { allowed: false; message: string };
 
 export interface AuthorGate {
   /** Whether the author recorded on `rd` may read `source`, the object its copies would be made of now. */
   check(rd: ResourceDistribution, source: Resource): Promise<AuthorVerdict>;
+  /** Where the recorded author may not make the first copy (see author-targets). */
+  targets: TargetCheck;
   forget(name: string): void;
 }
 
@@ -76,7 +79,7 @@ export function createAuthorGate(deps: AuthorGateDeps): AuthorGate {
     }
   }
 
-  return { check, forget: (name) => void remembered.delete(name) };
+  return { check, targets: createTargetCheck(deps), forget: (name) => void remembered.delete(name) };
 }
 
 /** The source object a resolved distribution's copies are made of, as the source cache holds it. */

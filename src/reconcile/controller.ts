@@ -37,6 +37,8 @@ export interface ControllerSettings {
   namespaceGeneration?: boolean;
   /** How long a pod admission waits for the copies it references (default 1.5 s). */
   podWaitMs?: number;
+  /** How long a recorded author's denial holds before the next pass asks again (default 1 min). */
+  authorDenialTtlMs?: number;
   concurrency: number;
   applyParallelism: number;
   forbiddenNamespaces: readonly string[];
@@ -123,7 +125,7 @@ function buildParts(deps: ControllerDeps, onCacheChange: (change: CacheChange) =
   const events = createEventRecorder({ api, clock, log, instance: settings.leaderElection.identity });
   const { applyParallelism, forbiddenNamespaces } = settings;
   const scopes = new PassScopes();
-  const authors = deps.accessReviewer === undefined ? undefined : { authors: createAuthorGate({ reviewer: deps.accessReviewer, kinds: caches.kinds, log }) };
+  const authors = deps.accessReviewer === undefined ? undefined : { authors: createAuthorGate({ reviewer: deps.accessReviewer, kinds: caches.kinds, log, ...(settings.authorDenialTtlMs === undefined ? {} : { denialTtlMs: settings.authorDenialTtlMs }) }) };
   const reconciler = createReconciler({ api, caches, catalog, writer, events, clock, log, metrics, applyParallelism, forbiddenNamespaces, scopes, storedForms, ...authors });
   const queue = new WorkQueue({
     concurrency: Math.max(1, settings.concurrency),

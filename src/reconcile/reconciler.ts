@@ -4,7 +4,8 @@
 // makes no request at all. When only some namespaces changed since a pass that still holds, the
 // pass plans those alone (pass-scopes, last-passes). Its parts, each in a module of its own:
 // reading what stands in each target (existing-copies), applying actions (action-applier),
-// deletes beyond the plan (copy-removal), status and Events (status-reporter). A full pass over
+// deletes beyond the plan (copy-removal), status and Events (status-reporter), whether a recorded
+// author may still write a first copy where the plan makes one (author-targets). A full pass over
 // many namespaces that could stand on the last one (a sweep, mostly) is made in slices, one per
 // turn of the name in the queue, so that a namespace that changes meanwhile waits for one slice,
 // not for the whole pass (see pass-scopes.ts); one that cannot (the template changed) is planned a
@@ -24,6 +25,7 @@ import type { ClusterApi } from '../k8s/cluster-api.js';
 import { TerminalError } from '../k8s/errors.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
 import { sourceObject, type AuthorGate } from './author-gate.js';
+import { gatedWrites } from './author-targets.js';
 import { createActionApplier, needsRetry, type ApplyAll, type ApplyAsPlanned, type Planned } from './action-applier.js';
 import { createCopyRemoval, type CopyRemoval } from './copy-removal.js';
 import type { CopyWriter, WriteOutcome } from './copy-writer.js';
@@ -55,7 +57,7 @@ export interface ReconcilerDeps {
   scopes: PassScopes;
   /** A full pass over more namespaces than this that could stand on the last one is made in slices of this many. */
   sliceSize?: number;
-  /** Whether authors may still read their sources (none: copies are written on the controller's rights alone). */
+  /** Whether authors may still read their sources and write first copies (none: copies are written on the controller's rights alone). */
   authors?: AuthorGate;
   /** What the API server stores of templates of other kinds (none: their copies are compared by the template's fields). */
   storedForms?: StoredForms;
@@ -118,7 +120,7 @@ async function createThenRead(
   const { existing, failures } = await parts.reader.reread(rd, kind, [...raced]);
   const hash = templateHash(rd.spec.resource);
   const replanned = [...raced].map((namespace) => ({ action: planNamespace(rd, namespace, existing.get(namespace), now, hash), kind }));
-  const second = await parts.applyAll(replanned, signal, failures);
+  const second = await parts.applyAll(await gatedWrites(parts.deps.authors?.targets, rd, replanned, (namespace) => existing.get(namespace)), signal, failures);
   return [...outcomes.filter((o) => !(o.action.type === 'create' && raced.has(o.action.namespace))), ...second];
 }
 
@@ -167,14 +169,21 @@ function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: P
  * The plan's slices as the applier takes them, then the strays. The catalog holds the distribution
  * (an ObjectSync's finalizer) before the first slice that writes a copy goes out.
  */
-async function* heldWhileWriting(parts: Parts, rd: ResolvedDistribution, kind: KindKey, slices: AsyncIterable<Action[]> | Iterable<Action[]>, strays: Planned[]): AsyncGenerator<Planned[]> {
+async function* heldWhileWriting(
+  parts: Parts,
+  pass: { rd: ResolvedDistribution; kind: KindKey; existing: ReadonlyMap<string, Resource> },
+  slices: AsyncIterable<Action[]> | Iterable<Action[]>,
+  strays: Planned[],
+): AsyncGenerator<Planned[]> {
+  const { rd, kind, existing } = pass;
   let held = false;
   for await (const actions of slices) {
     if (!held && actions.some(writesCopy)) {
       await parts.deps.catalog.hold(rd);
       held = true;
     }
-    yield actions.map((action) => ({ action, kind }));
+    // A first copy in a namespace is written only if the recorded author may still create it there.
+    yield await gatedWrites(parts.deps.authors?.targets, rd, actions.map((action) => ({ action, kind })), (namespace) => existing.get(namespace));
   }
   if (strays.length > 0) yield strays;
 }
@@ -198,7 +207,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const slices = within === undefined ? planSlices(input, parts.parallelism) : [planDistribution({ ...input, within })];
   // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
   const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
-  const applied = await parts.applyAsPlanned(heldWhileWriting(parts, rd, kind, slices, strays), signal, failures);
+  const applied = await parts.applyAsPlanned(heldWhileWriting(parts, { rd, kind, existing }, slices, strays), signal, failures);
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';

@@ -3,7 +3,9 @@
 // exist yet in her own namespace, copied to a namespace where she may read and write; the admin
 // then takes away her right to read her namespace's Secrets and creates a Secret of that name
 // there. Its value must not reach the copy she can read: the distribution reports that its author
-// may not read the source, with a Warning Event, and copies nothing until she may again.
+// may not read the source, with a Warning Event, and copies nothing until she may again. The same
+// holds for where it copies: a namespace that starts to match her selector after admission gets
+// a copy only if she may still create the kind there.
 import { AuthorizationV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions, type KubeConfig, type V1PolicyRule } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ANNOTATION_AUTHOR, parseAuthor } from '../../src/domain/author.js';
@@ -22,6 +24,8 @@ const rbac = kc.makeApiClient(RbacAuthorizationV1Api);
 const RD = { group: GROUP, version: VERSION, plural: PLURAL };
 const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const aliceRole = uniqueName('alice-author-rights');
+/** Writing ConfigMaps in every namespace: what admission asks of a selector distribution of them. */
+const aliceConfigMapsRole = uniqueName('alice-configmaps-everywhere');
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 const SECRETS_ALL = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'];
 const SECRETS_WRITE_ONLY = ['create', 'update', 'patch', 'delete'];
@@ -103,6 +107,8 @@ beforeAll(async () => {
     overrides: {
       webhookNames: { distributions: uniqueName('e2e-authors-distributions'), namespaces: uniqueName('e2e-authors-namespaces'), pods: uniqueName('e2e-authors-mutating') },
       shutdownDelayMs: 0,
+      // A denial is asked again a second after it, not a minute: a right given back shows at once.
+      authorDenialTtlMs: 1000,
     },
   });
   // Registered and answering once an invalid distribution is denied by our webhook, and a valid one gets its author.
@@ -125,6 +131,8 @@ afterAll(async () => {
   await admin.cleanup();
   await rbac.deleteClusterRoleBinding({ name: aliceRole }).catch(() => undefined);
   await rbac.deleteClusterRole({ name: aliceRole }).catch(() => undefined);
+  await rbac.deleteClusterRoleBinding({ name: aliceConfigMapsRole }).catch(() => undefined);
+  await rbac.deleteClusterRole({ name: aliceConfigMapsRole }).catch(() => undefined);
 });
 
 describe("a distribution acts with its author's rights, not only at admission", () => {
@@ -205,5 +213,68 @@ describe("a distribution acts with its author's rights, not only at admission", 
     );
     expect(held.status?.conditions.find((c) => c.type === 'AuthorAccessDenied')?.status).toBe('True');
     await aliceSecretsAtHome(SECRETS_ALL);
+  });
+});
+
+describe("a namespace that starts to match after admission is written to only with its author's rights", () => {
+  const CONFIGMAPS_WRITE = [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'create', 'update', 'patch'] }];
+  const subjects = () => [{ kind: 'ServiceAccount', namespace: home, name: 'alice' }];
+
+  /** Whether the API server says alice may create ConfigMaps in `namespace`. */
+  async function aliceMayCreate(namespace: string): Promise<boolean> {
+    const review = await kc.makeApiClient(AuthorizationV1Api).createSubjectAccessReview({
+      body: { spec: { user: `system:serviceaccount:${home}:alice`, groups: ['system:serviceaccounts', `system:serviceaccounts:${home}`, 'system:authenticated'], resourceAttributes: { namespace, verb: 'create', resource: 'configmaps' } } },
+    });
+    return review.status?.allowed === true;
+  }
+
+  it('writes no copy where she may no longer create it, says so, and writes it once she may', async () => {
+    const key = 'author-targets.e2e/team';
+    const team = uniqueName('team');
+    // Her own team namespace, where she keeps the right; another one the admin labels later.
+    const mine = (await admin.createNamespace('alice-team', { [key]: team })).metadata!.name!;
+    const other = (await admin.createNamespace('not-alice')).metadata!.name!;
+    await role(mine, CONFIGMAPS_WRITE);
+    await rbac.createClusterRole({ body: { metadata: { name: aliceConfigMapsRole }, rules: CONFIGMAPS_WRITE } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name: aliceConfigMapsRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: aliceConfigMapsRole }, subjects: subjects() } });
+    await waitFor(async () => ((await aliceMayCreate(other)) ? true : undefined), { what: 'her cluster-wide right to be in force' });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    // Admitted: she may write ConfigMaps in every namespace, as a selector requires.
+    const name = uniqueName('team-settings');
+    await alice.custom.createClusterCustomObject({ ...RD, body: distributionOf(name, configMapOf('team-settings', { mode: 'team' }), { namespaceLabelSelector: { matchLabels: { [key]: team } } }) });
+    await admin.waitForObject('ConfigMap', mine, 'team-settings', (object) => object?.data?.mode === 'team');
+
+    // The admin takes the cluster-wide right away; in her team namespace she keeps it.
+    await rbac.deleteClusterRoleBinding({ name: aliceConfigMapsRole });
+    await waitFor(async () => ((await aliceMayCreate(other)) ? undefined : true), { what: 'the revocation to be in force' });
+    // The controller learns of it through its watch of RBAC objects: a moment, as for any admin.
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+
+    // Then labels another namespace to match, and creates a new one that matches: no admission for either.
+    await admin.labelNamespace(other, { [key]: team });
+    const fresh = (await admin.createNamespace('new-team', { [key]: team })).metadata!.name!;
+    const rd = await admin.waitForStatus(name, (status) => (condition({ status } as ResourceDistribution, 'AuthorAccessDenied')?.failedNamespace ?? []).length === 2);
+    const denied = condition(rd, 'AuthorAccessDenied');
+    expect(denied).toMatchObject({ status: 'True', reason: 'AuthorLacksAccess', failedNamespace: [fresh, other].sort() });
+    expect(denied?.message).toContain(`author "system:serviceaccount:${home}:alice" may not create configmaps in namespaces`);
+    for (const namespace of [other, fresh]) expect(denied?.message).toContain(namespace);
+    expect(rd.status).toMatchObject({ desired: 3, succeeded: 1, failed: 2 });
+    expect(condition(rd, 'CreateResourceFailed')?.status).toBe('False');
+    expect(await admin.get('ConfigMap', other, 'team-settings')).toBeUndefined();
+    expect(await admin.get('ConfigMap', fresh, 'team-settings')).toBeUndefined();
+    expect((await admin.get('ConfigMap', mine, 'team-settings'))?.data).toEqual({ mode: 'team' });
+    await waitFor(async () => ((await warningReasons(name)).includes('AuthorLacksAccess') ? true : undefined), { what: 'a Warning Event AuthorLacksAccess' });
+
+    // Her right in the other namespace given back: the next pass over it writes the copy.
+    await role(other, CONFIGMAPS_WRITE);
+    await waitFor(async () => ((await aliceMayCreate(other)) ? true : undefined), { what: 'the right to be back' });
+    // Its watch of RBAC objects, and the denial's time (RD_AUTHOR_DENIAL_TTL, a second here).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await admin.labelNamespace(other, { 'author-targets.e2e/touched': 'yes' });
+    await admin.waitForObject('ConfigMap', other, 'team-settings', (object) => object?.data?.mode === 'team');
+    const after = await admin.waitForStatus(name, (status) => status.succeeded === 2);
+    expect(condition(after, 'AuthorAccessDenied')?.failedNamespace).toEqual([fresh]);
+    await admin.deleteDistribution(name);
   });
 });

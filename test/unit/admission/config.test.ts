@@ -107,6 +107,7 @@ describe('loadConfig', () => {
       forbiddenNamespaces: ['ops'],
       namespaceGeneration: true,
       podWaitMs: 1_500,
+      authorDenialTtlMs: 60_000,
       leaderElection: {
         enabled: true,
         leaseName: 'resource-distributor',
