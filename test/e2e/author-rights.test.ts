@@ -31,6 +31,8 @@ const SECRETS_ALL = ['get', 'list', 'watch', 'create', 'update', 'patch', 'delet
 const SECRETS_WRITE_ONLY = ['create', 'update', 'patch', 'delete'];
 const OS = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL };
 const objectSyncs: string[] = [];
+/** Alice's distributions: made with her credentials, so not removed by the admin's cleanup. */
+const distributions: string[] = [];
 let server: RunningServer;
 let home: string, shared: string;
 let alice: { custom: CustomObjectsApi; core: CoreV1Api };
@@ -127,6 +129,7 @@ afterAll(async () => {
     await admin.custom.patchNamespacedCustomObject({ ...OS, namespace: home, name, body: { metadata: { finalizers: null } } }, merge).catch(() => undefined);
     await admin.custom.deleteNamespacedCustomObject({ ...OS, namespace: home, name }).catch(() => undefined);
   }
+  for (const name of distributions) await admin.custom.deleteClusterCustomObject({ ...RD, name }).catch(() => undefined);
   await server?.stop();
   await admin.cleanup();
   await rbac.deleteClusterRoleBinding({ name: aliceRole }).catch(() => undefined);
@@ -139,6 +142,7 @@ describe("a distribution acts with its author's rights, not only at admission", 
   it('copies nothing from a source its author lost the right to read before it appeared, and says so', async () => {
     const name = uniqueName('db-copy');
     await alice.custom.createClusterCustomObject({ ...RD, body: sourceDistribution(name, 'db-password') });
+    distributions.push(name);
     await admin.waitForStatus(name, (status) => condition({ status } as ResourceDistribution, 'SourceNotFound')?.status === 'True');
 
     // The admin takes away her right to read Secrets at home, then puts one there under that name.
@@ -175,6 +179,7 @@ describe("a distribution acts with its author's rights, not only at admission", 
     const body = sourceDistribution(name, 'db-password');
     body.metadata.annotations = { [ANNOTATION_AUTHOR]: JSON.stringify({ username: 'kubernetes-admin', groups: ['system:masters'] }) };
     const created = (await alice.custom.createClusterCustomObject({ ...RD, body })) as ResourceDistribution;
+    distributions.push(name);
     expect(parseAuthor(created.metadata.annotations?.[ANNOTATION_AUTHOR] ?? '')).toMatchObject({ username: `system:serviceaccount:${home}:alice` });
 
     // A change of labels alone keeps the author: renaming it there is refused.
@@ -243,6 +248,7 @@ describe("a namespace that starts to match after admission is written to only wi
     // Admitted: she may write ConfigMaps in every namespace, as a selector requires.
     const name = uniqueName('team-settings');
     await alice.custom.createClusterCustomObject({ ...RD, body: distributionOf(name, configMapOf('team-settings', { mode: 'team' }), { namespaceLabelSelector: { matchLabels: { [key]: team } } }) });
+    distributions.push(name);
     await admin.waitForObject('ConfigMap', mine, 'team-settings', (object) => object?.data?.mode === 'team');
 
     // The admin takes the cluster-wide right away; in her team namespace she keeps it.
