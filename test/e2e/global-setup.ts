@@ -6,7 +6,7 @@ declare module 'vitest' {
     kubeconfigPath: string;
     /** What the API server presents to webhooks (see ControlPlane.webhookClient). */
     webhookClient: { caFile: string; caKeyFile: string; commonName: string };
-    /** Paths of the Go-built tools of the chart and monitoring tests (the node tier builds helm and kubectl only). */
+    /** Paths of the Go-built tools of the chart, monitoring and health tests (the node tier builds helm and kubectl only). */
     tools: Partial<Record<ToolName, string>>;
   }
 }
@@ -19,7 +19,8 @@ async function ensureTools(): Promise<Record<ToolName, string>> {
   const helm = await ensureTool('helm');
   const promtool = await ensureTool('promtool');
   const kustomize = await ensureTool('kustomize');
-  return { kubectl, helm, promtool, kustomize };
+  const kstatus = await ensureTool('kstatus');
+  return { kubectl, helm, promtool, kustomize, kstatus };
 }
 
 /** One control plane for the whole e2e run; the returned function tears it down. */
