@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -8,6 +8,8 @@ declare module 'vitest' {
     webhookClient: { caFile: string; caKeyFile: string; commonName: string };
     /** Paths of the Go-built tools of the chart, monitoring and health tests (the node tier builds helm and kubectl only). */
     tools: Partial<Record<ToolName, string>>;
+    /** The Lua 5.1 interpreter the Argo CD health check runs under (installed with apt-get when missing). */
+    lua: string;
   }
 }
 
@@ -37,6 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   try {
     project.provide('tools', await tools);
+    project.provide('lua', await ensureLua((line) => console.error(`[e2e] ${line}`)));
   } catch (error) {
     await plane.stop();
     throw error;
