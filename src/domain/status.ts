@@ -42,7 +42,7 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
-/** Present only while it is True: distributions without a recorded author, or whose author may read, keep their seven conditions. */
+/** Present only while it is True: distributions without a recorded author, or whose author may read, have no AuthorAccessDenied. */
 function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
   const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
   return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
