@@ -39,7 +39,10 @@ end
 local generation = obj.metadata.generation
 if generation ~= nil and status.observedGeneration ~= generation then
   hs.status = "Progressing"
-  hs.message = "Waiting for generation " .. tostring(generation) .. " to be distributed (the status describes " .. tostring(status.observedGeneration) .. ")"
+  hs.message = "Waiting for generation " .. tostring(generation) .. " to be distributed"
+  if status.observedGeneration ~= nil then
+    hs.message = hs.message .. " (the status describes " .. tostring(status.observedGeneration) .. ")"
+  end
   return hs
 end
 

@@ -2,7 +2,8 @@
 // Argo CD's health check (integrations/argocd/health.lua under Lua 5.1), over distributions of this
 // cluster caught in each state: current, in progress (a generation not yet distributed, a write
 // being retried), stalled (a conflict, a missing namespace, a write the API server refuses, a
-// missing source), and before any status at all.
+// missing source), before any status at all, and under a status as OpenKruise's own controller
+// writes it (no Ready).
 import { AdmissionregistrationV1Api, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { CONDITION_TYPES, GROUP, PLURAL, VERSION, type DistributionStatus, type ResourceDistribution } from '../../src/domain/types.js';
@@ -73,7 +74,7 @@ describe('health as kstatus and Argo CD read it', () => {
     expect(readings.argocd).toEqual({ status: 'Healthy', message: '2 of 2 targets hold a correct copy' });
   });
 
-  it('before the first pass and while a new generation waits for one -> InProgress, Progressing (kstatus cannot tell before any status)', async () => {
+  it('before the first pass, under a status as OpenKruise writes it, and while a new generation waits for one', async () => {
     const [first, second] = (await namespaces(2)) as [string, string];
     const current = await distribute([first]);
     await kube.waitForStatus(current, (s) => ready(s) === 'True');
@@ -99,6 +100,12 @@ describe('health as kstatus and Argo CD read it', () => {
       expect(await readingsOf(kruiseStatus!)).toEqual({
         kstatus: { status: 'Current', message: 'Resource is current' },
         argocd: { status: 'Degraded', message: 'NamespaceNotExists: namespace not found' },
+      });
+      const mended = { desired: 2, succeeded: 2, failed: 0, observedGeneration: 1, conditions: kruise.map((c) => ({ type: c.type, status: 'False', reason: 'Succeeded', lastTransitionTime: c.lastTransitionTime })) };
+      await kube.custom.replaceClusterCustomObjectStatus({ group: GROUP, version: VERSION, plural: PLURAL, name: fresh, body: { ...kruiseStatus!, status: mended } });
+      expect(await readingsOf((await kube.getDistribution(fresh))!)).toEqual({
+        kstatus: { status: 'Current', message: 'Resource is current' },
+        argocd: { status: 'Healthy', message: '2 of 2 targets hold a correct copy' },
       });
 
       const bumped = await kube.updateDistribution(current, (rd) => {
