@@ -16,8 +16,8 @@ export const API_SERVER_REQUEST_BYTES = 3 * 2 ** 20;
 export const ETCD_REQUEST_BYTES = 1.5 * 2 ** 20;
 /**
  * Room left under etcd's limit for what the API server adds to a created object (uid, timestamps,
- * managedFields) and the status the product writes (six conditions, no namespace lists when
- * every target exists): a few KiB measured, kept generous.
+ * managedFields) and the status the product writes (six conditions, Ready and Stalled, no
+ * namespace lists when every target exists): a few KiB measured, kept generous.
  */
 export const STORAGE_HEADROOM_BYTES = 16 * 2 ** 10;
 /** Keys in both data and stringData of the admission template (the quadratic check of b459995 froze on these). */

@@ -93,11 +93,18 @@ const status = (desired: number, succeeded: number, failedCondition?: string): D
   desired,
   succeeded,
   failed: desired - succeeded,
-  conditions: [
+  conditions:
     failedCondition === undefined
-      ? { type: 'ConflictOccurred', status: 'False', reason: 'Succeeded', lastTransitionTime: '2024-01-01T00:00:00Z' }
-      : { type: 'ConflictOccurred', status: 'True', reason: 'ResourceConflict', message: failedCondition, lastTransitionTime: '2024-01-01T00:00:00Z' },
-  ],
+      ? [
+          { type: 'ConflictOccurred', status: 'False', reason: 'Succeeded', lastTransitionTime: '2024-01-01T00:00:00Z' },
+          { type: 'Ready', status: 'True', reason: 'Synced', lastTransitionTime: '2024-01-01T00:00:00Z' },
+          { type: 'Stalled', status: 'False', reason: 'Succeeded', lastTransitionTime: '2024-01-01T00:00:00Z' },
+        ]
+      : [
+          { type: 'ConflictOccurred', status: 'True', reason: 'ResourceConflict', message: failedCondition, lastTransitionTime: '2024-01-01T00:00:00Z' },
+          { type: 'Ready', status: 'False', reason: 'ResourceConflict', message: failedCondition, lastTransitionTime: '2024-01-01T00:00:00Z' },
+          { type: 'Stalled', status: 'True', reason: 'ResourceConflict', message: failedCondition, lastTransitionTime: '2024-01-01T00:00:00Z' },
+        ],
 });
 
 describe('the ObjectSync status, folded from its distributions', () => {
@@ -113,6 +120,7 @@ describe('the ObjectSync status, folded from its distributions', () => {
       ['Ready', ready],
       ['InSync', ready],
       ['ConflictOccurred', conflict],
+      ['Stalled', conflict],
     ]);
   });
 
@@ -120,6 +128,7 @@ describe('the ObjectSync status, folded from its distributions', () => {
     expect(foldStatus(objectSync([]), [], NOW).conditions).toEqual([
       expect.objectContaining({ type: 'Ready', status: 'False', reason: 'KindNotAllowed' }),
       expect.objectContaining({ type: 'InSync', status: 'False', reason: 'KindNotAllowed' }),
+      expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'KindNotAllowed' }),
     ]);
   });
 

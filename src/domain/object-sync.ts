@@ -4,8 +4,9 @@
 import { createHash } from 'node:crypto';
 import { ANNOTATION_AUTHOR, recordedAuthor } from './author.js';
 import { apiVersionFor, type KindRegistry } from './kinds.js';
-import { CONDITION_REASONS, SUCCEEDED_REASON } from './status.js';
-import type { Condition, DistributionStatus, ObjectMeta, ResourceDistribution, Targets } from './types.js';
+import { NOT_STALLED_REASON, RETRYING_REASON } from './readiness.js';
+import { SUCCEEDED_REASON } from './status.js';
+import { isSummaryCondition, STALLED_CONDITION, type Condition, type DistributionStatus, type ObjectMeta, type ResourceDistribution, type Targets } from './types.js';
 
 export const OBJECT_SYNC_GROUP = 'sync.rustrial.org';
 export const OBJECT_SYNC_VERSION = 'v1alpha1';
@@ -141,16 +142,35 @@ function sinceFor(os: ObjectSync, now: string): Since {
   };
 }
 
-/** Each condition True when one of the distributions has it True (messages joined). */
+/** The True ones of `found`, as one condition of `type` (messages joined); undefined when none is. */
+function foldTrue(type: string, found: readonly Condition[], since: Since): ObjectSyncCondition | undefined {
+  const [first, ...rest] = found.filter((condition) => condition.status === 'True');
+  if (first === undefined) return undefined;
+  const message = [first, ...rest].map((condition) => condition.message ?? type).join('; ');
+  return { type, status: 'True', reason: first.reason, message, lastTransitionTime: since(type, 'True') };
+}
+
+/**
+ * Each failure condition True when one of the distributions has it True. Their Ready and Stalled
+ * are not folded here: the ObjectSync says its own (summaryConditions).
+ */
 function foldConditions(statuses: readonly DistributionStatus[], since: Since): ObjectSyncCondition[] {
   const byType = new Map<string, Condition[]>();
-  for (const status of statuses) for (const condition of status.conditions) byType.set(condition.type, [...(byType.get(condition.type) ?? []), condition]);
-  return [...byType.entries()].map(([type, found]) => {
-    const [first, ...rest] = found.filter((condition) => condition.status === 'True');
-    if (first === undefined) return { type, status: 'False', reason: SUCCEEDED_REASON, lastTransitionTime: since(type, 'False') };
-    const message = [first, ...rest].map((condition) => condition.message ?? type).join('; ');
-    return { type, status: 'True', reason: CONDITION_REASONS[first.type], message, lastTransitionTime: since(type, 'True') };
-  });
+  for (const status of statuses) {
+    for (const condition of status.conditions) if (!isSummaryCondition(condition.type)) byType.set(condition.type, [...(byType.get(condition.type) ?? []), condition]);
+  }
+  return [...byType.entries()].map(([type, found]) => foldTrue(type, found, since) ?? { type, status: 'False', reason: SUCCEEDED_REASON, lastTransitionTime: since(type, 'False') });
+}
+
+/** Stalled, last, as kstatus reads it: True when one of the distributions is (it waits on someone), else False. */
+function stalledCondition(statuses: readonly DistributionStatus[], ready: boolean, since: Since): ObjectSyncCondition {
+  const found = statuses.flatMap((status) => status.conditions.filter((condition) => condition.type === STALLED_CONDITION));
+  const stalled = foldTrue(STALLED_CONDITION, found, since);
+  if (stalled !== undefined) return stalled;
+  const lastTransitionTime = since(STALLED_CONDITION, 'False');
+  return ready
+    ? { type: STALLED_CONDITION, status: 'False', reason: NOT_STALLED_REASON, lastTransitionTime }
+    : { type: STALLED_CONDITION, status: 'False', reason: RETRYING_REASON, message: 'what failed is retried', lastTransitionTime };
 }
 
 interface Counts {
@@ -159,35 +179,43 @@ interface Counts {
   failed: number;
 }
 
-/** InSync: every copy is as the source. Ready: that, and no condition reports a problem. */
-function summaryConditions(os: ObjectSync, counts: Counts, conditions: readonly ObjectSyncCondition[], served: boolean, since: Since): ObjectSyncCondition[] {
+/**
+ * Ready and InSync first (k8s-object-syncer's), the folded failure conditions, Stalled last. InSync:
+ * every copy is as the source. Ready: that, and no condition reports a problem (as a
+ * ResourceDistribution's Ready). No distribution at all: the kind is not allowed, which waits on
+ * the operator.
+ */
+function summaryConditions(os: ObjectSync, counts: Counts, statuses: readonly DistributionStatus[], since: Since): ObjectSyncCondition[] {
   const at = (type: string, status: 'True' | 'False', reason: string, message: string): ObjectSyncCondition => ({ type, status, reason, message, lastTransitionTime: since(type, status) });
-  if (!served) {
+  if (statuses.length === 0) {
     const message = `kind ${os.spec.source.kind} of group "${os.spec.source.group}" is not allowed (RD_ALLOWED_KINDS)`;
-    return [at(READY, 'False', 'KindNotAllowed', message), at(IN_SYNC, 'False', 'KindNotAllowed', message)];
+    return [at(READY, 'False', 'KindNotAllowed', message), at(IN_SYNC, 'False', 'KindNotAllowed', message), at(STALLED_CONDITION, 'True', 'KindNotAllowed', message)];
   }
+  const conditions = foldConditions(statuses, since);
   const inSync = counts.failed === 0;
   const problem = conditions.find((condition) => condition.status === 'True');
+  const ready = inSync && problem === undefined;
   return [
-    inSync && problem === undefined
+    ready
       ? at(READY, 'True', 'Synced', `${counts.succeeded} copies in sync`)
       : at(READY, 'False', problem?.reason ?? 'NotSynced', problem?.message ?? `${counts.failed} of ${counts.desired} copies not in sync`),
     inSync ? at(IN_SYNC, 'True', 'Synced', `${counts.succeeded} copies in sync`) : at(IN_SYNC, 'False', 'NotSynced', `${counts.failed} of ${counts.desired} copies not in sync`),
+    ...conditions,
+    stalledCondition(statuses, ready, since),
   ];
 }
 
 /**
  * The ObjectSync's status from its distributions': counts added up, their conditions folded, and
- * Ready when every copy is in sync.
+ * Ready when every copy is in sync; Stalled last, when one of them waits on someone.
  */
 export function foldStatus(os: ObjectSync, statuses: readonly DistributionStatus[], now: string): ObjectSyncStatus {
   const since = sinceFor(os, now);
   const sum = (field: 'desired' | 'succeeded' | 'failed'): number => statuses.reduce((total, status) => total + status[field], 0);
   const counts = { desired: sum('desired'), succeeded: sum('succeeded'), failed: sum('failed') };
-  const conditions = foldConditions(statuses, since);
   return {
     ...(os.metadata.generation === undefined ? {} : { observedGeneration: os.metadata.generation }),
     ...counts,
-    conditions: [...summaryConditions(os, counts, conditions, statuses.length > 0, since), ...conditions],
+    conditions: summaryConditions(os, counts, statuses, since),
   };
 }

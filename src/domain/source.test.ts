@@ -7,7 +7,7 @@ import { compileSpecValidator } from './schema.js';
 import { normaliseSource, sourceKey, withSource } from './source.js';
 import { computeStatus, type SourceStatus } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
-import { ANNOTATION_FROM, ANNOTATION_HASH, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, CONDITION_TYPES, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
 import { validateDistribution } from './validate.js';
 
 const schema = compileSpecValidator(loadCrdSchema());
@@ -148,6 +148,8 @@ describe('status with spec.source', () => {
       'ConflictOccurred=False',
       'NamespaceNotExists=False',
       'SourceNotFound=False',
+      'Ready=True',
+      'Stalled=False',
     ]);
   });
 
@@ -164,9 +166,9 @@ describe('status with spec.source', () => {
   });
 
   it.each<[string, SourceStatus, string[], { desired: number; succeeded: number }]>([
-    ['found, its author allowed', { found: true }, ['SourceNotFound=False'], { desired: 0, succeeded: 0 }],
-    ['found, its author denied', { found: true, denied: { desired: 2, message: 'author "alice" may not get secrets' } }, ['SourceNotFound=False', 'AuthorAccessDenied=True'], { desired: 2, succeeded: 0 }],
-    ['missing', { found: false, desired: 2, message: 'not found' }, ['SourceNotFound=True'], { desired: 2, succeeded: 0 }],
+    ['found, its author allowed', { found: true }, ['SourceNotFound=False', 'Ready=True', 'Stalled=False'], { desired: 0, succeeded: 0 }],
+    ['found, its author denied', { found: true, denied: { desired: 2, message: 'author "alice" may not get secrets' } }, ['SourceNotFound=False', 'AuthorAccessDenied=True', 'Ready=False', 'Stalled=True'], { desired: 2, succeeded: 0 }],
+    ['missing', { found: false, desired: 2, message: 'not found' }, ['SourceNotFound=True', 'Ready=False', 'Stalled=True'], { desired: 2, succeeded: 0 }],
   ])('source %s: conditions after the six, and the counts', (_name, source, after, counts) => {
     const status = computeStatus({ distribution: fromSource(), outcomes: [], now: T0, source });
     expect(status.conditions.slice(6).map((c) => `${c.type}=${c.status}`)).toEqual(after);
@@ -181,7 +183,7 @@ describe('status with spec.source', () => {
     expect(later.conditions[7]?.lastTransitionTime).toBe('2024-05-01T10:00:00Z');
   });
 
-  it('keeps exactly six conditions for an inline template', () => {
-    expect(computeStatus({ distribution: distribution('inline').build(), outcomes: [], now: T0 }).conditions).toHaveLength(6);
+  it('keeps the six conditions, then Ready and Stalled, for an inline template', () => {
+    expect(computeStatus({ distribution: distribution('inline').build(), outcomes: [], now: T0 }).conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'Ready', 'Stalled']);
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { copyOf, distribution, failed, ok, seedSample, T0, T1 } from '../../test/unit/builders.js';
 import { computeStatus, MAX_FAILED_NAMESPACES, statusEquals } from './status.js';
-import { CONDITION_TYPES, type Action, type ConditionType, type DistributionStatus, type Outcome } from './types.js';
+import { CONDITION_TYPES, isSummaryCondition, type Action, type ConditionType, type DistributionStatus, type Outcome } from './types.js';
 
 const rd = seedSample().generation(3).build();
 const create = (namespace: string): Action => ({ type: 'create', namespace, object: copyOf(rd, namespace).build() });
@@ -16,8 +16,9 @@ const conflict = (namespace: string, reason: 'foreign-object' | 'strict-blocked'
   reason,
 });
 
+/** The failure conditions that are True, with their namespaces (Ready and Stalled have tables of their own). */
 function trueConditions(status: DistributionStatus): Partial<Record<ConditionType, string[]>> {
-  return Object.fromEntries(status.conditions.filter((c) => c.status === 'True').map((c) => [c.type, c.failedNamespace ?? []]));
+  return Object.fromEntries(status.conditions.filter((c) => c.status === 'True' && !isSummaryCondition(c.type)).map((c) => [c.type, c.failedNamespace ?? []]));
 }
 
 describe('computeStatus', () => {
@@ -25,7 +26,7 @@ describe('computeStatus', () => {
     const outcomes = [ok(missing('ns-4')), ok(create('ns-2')), ok(missing('ns-1')), ok(create('ns-5'))];
     const status = computeStatus({ distribution: rd, outcomes, now: T0 });
     expect(status).toMatchObject({ desired: 4, succeeded: 2, failed: 2, observedGeneration: 3 });
-    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES]);
+    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'Ready', 'Stalled']);
     const notExists = status.conditions[5];
     expect(notExists).toEqual({
       type: 'NamespaceNotExists',
@@ -160,7 +161,9 @@ describe('computeStatus: targets the recorded author may not write in', () => {
   it('counts them failed under AuthorAccessDenied, after the six, naming the author, verb, resource and namespaces', () => {
     const status = computeStatus({ distribution: rd, outcomes: [ok(create('mine')), denied('theirs-b'), denied('theirs-a')], now: T0 });
     expect(status).toMatchObject({ desired: 3, succeeded: 1, failed: 2 });
-    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'AuthorAccessDenied']);
+    expect(status.conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'AuthorAccessDenied', 'Ready', 'Stalled']);
+    // Waits on someone: the author's rights.
+    expect(status.conditions.find((c) => c.type === 'Stalled')).toMatchObject({ status: 'True' });
     expect(authorCondition(status)).toEqual({
       type: 'AuthorAccessDenied',
       status: 'True',

@@ -1,5 +1,7 @@
-// The status: counts and the six conditions, from what applying the plan produced.
+// The status: counts, the six conditions (and SourceNotFound, AuthorAccessDenied), then Ready and
+// Stalled, from what applying the plan produced.
 import { canonicalJson } from './hash.js';
+import { readinessConditions } from './readiness.js';
 import { toRfc3339 } from './timestamp.js';
 import {
   CONDITION_TYPES,
@@ -8,6 +10,7 @@ import {
   type ConflictReason,
   type DistributionStatus,
   type FailedVerb,
+  type FailureConditionType,
   type Outcome,
   type ResourceDistribution,
   SOURCE_CONDITION,
@@ -39,7 +42,7 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
-/** Present only while it is True: distributions without a recorded author, or whose author may read and write, keep their six or seven conditions. */
+/** Present only while it is True: distributions without a recorded author, or whose author may read and write, have no AuthorAccessDenied. */
 function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
   const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
   return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
@@ -56,7 +59,7 @@ function authorConditions(source: SourceStatus | undefined, deniedTargets: reado
 }
 
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
-export const CONDITION_REASONS: Record<ConditionType, string> = {
+export const CONDITION_REASONS: Record<FailureConditionType, string> = {
   GetResourceFailed: 'GetFailed',
   CreateResourceFailed: 'CreateFailed',
   UpdateResourceFailed: 'UpdateFailed',
@@ -69,7 +72,7 @@ export const CONDITION_REASONS: Record<ConditionType, string> = {
 };
 export const SUCCEEDED_REASON = 'Succeeded';
 
-const VERB_CONDITION: Record<FailedVerb, ConditionType> = {
+const VERB_CONDITION: Record<FailedVerb, FailureConditionType> = {
   get: 'GetResourceFailed',
   create: 'CreateResourceFailed',
   update: 'UpdateResourceFailed',
@@ -88,6 +91,8 @@ export const MAX_FAILED_NAMESPACES = 100;
 interface Failure {
   namespace: string;
   detail: string;
+  /** No retry of ours mends it (a conflict, a missing namespace, a write the API server refused): it makes the distribution Stalled. */
+  waits: boolean;
 }
 
 function compare(a: string, b: string): number {
@@ -99,11 +104,12 @@ function listBriefly(items: readonly string[], separator = '; '): string {
   return items.length > MAX_LISTED ? `${shown}${separator}and ${items.length - MAX_LISTED} more` : shown;
 }
 
-function conditionFailure(outcome: Outcome): [ConditionType, Failure] | undefined {
+function conditionFailure(outcome: Outcome): [FailureConditionType, Failure] | undefined {
   const { action } = outcome;
-  if (!outcome.ok) return [outcome.denied ? AUTHOR_CONDITION : VERB_CONDITION[outcome.verb], { namespace: action.namespace, detail: outcome.message }];
-  if (action.type === 'conflict') return ['ConflictOccurred', { namespace: action.namespace, detail: action.reason }];
-  if (action.type === 'namespace-missing') return ['NamespaceNotExists', { namespace: action.namespace, detail: '' }];
+  // A denied author, a write the API server refused, a conflict, a missing namespace: each waits on someone.
+  if (!outcome.ok) return [outcome.denied ? AUTHOR_CONDITION : VERB_CONDITION[outcome.verb], { namespace: action.namespace, detail: outcome.message, waits: outcome.denied === true || !outcome.transient }];
+  if (action.type === 'conflict') return ['ConflictOccurred', { namespace: action.namespace, detail: action.reason, waits: true }];
+  if (action.type === 'namespace-missing') return ['NamespaceNotExists', { namespace: action.namespace, detail: '', waits: true }];
   return undefined;
 }
 
@@ -144,7 +150,7 @@ function authorMessage(sorted: readonly Failure[]): string {
 }
 
 function buildCondition(
-  type: ConditionType,
+  type: FailureConditionType,
   failures: readonly Failure[],
   previous: DistributionStatus | undefined,
   now: Date,
@@ -173,15 +179,15 @@ export interface PassOutcomes {
 }
 
 /** The conditions failures are tallied for: the six, and targets the author may not write in. */
-const TALLIED: readonly ConditionType[] = [...CONDITION_TYPES, AUTHOR_CONDITION];
+const TALLIED: readonly FailureConditionType[] = [...CONDITION_TYPES, AUTHOR_CONDITION];
 
 /** The number of target namespaces, how many of them are in sync, and the failures by condition. */
-function tally(found: PassOutcomes): { targets: number; inSync: number; failures: Map<ConditionType, Failure[]> } {
+function tally(found: PassOutcomes): { targets: number; inSync: number; failures: Map<FailureConditionType, Failure[]> } {
   const named = found.inSync ?? new Set<string>();
   const targets = new Set<string>();
   // Few or none: a steady pass over 10,000 targets builds no second set of them.
   const failing = new Set<string>();
-  const failures = new Map<ConditionType, Failure[]>(TALLIED.map((type) => [type, []]));
+  const failures = new Map<FailureConditionType, Failure[]>(TALLIED.map((type) => [type, []]));
   for (const outcome of found.outcomes) {
     const namespace = outcome.action.namespace;
     if (outcome.action.type !== 'delete' && !named.has(namespace)) targets.add(namespace);
@@ -196,11 +202,19 @@ function tally(found: PassOutcomes): { targets: number; inSync: number; failures
   return { targets: count, inSync, failures };
 }
 
+/** The failure conditions that wait on someone: a missing or unreadable source, and those with a failure no retry mends. */
+function waitingConditions(failures: ReadonlyMap<FailureConditionType, readonly Failure[]>, source: SourceStatus | undefined): Set<FailureConditionType> {
+  const waiting = new Set<FailureConditionType>();
+  for (const [type, found] of failures) if (found.some((failure) => failure.waits)) waiting.add(type);
+  if (source !== undefined) waiting.add(SOURCE_CONDITION).add(AUTHOR_CONDITION);
+  return waiting;
+}
+
 /**
  * desired = target namespaces (existing and missing); succeeded = those whose copy is in sync or
  * was written; failed = desired - succeeded. Deletes from namespaces no longer targeted count in
  * no total but still report DeleteResourceFailed. lastTransitionTime moves only when that
- * condition's status flips.
+ * condition's status flips. Ready and Stalled come last (see readiness.ts).
  */
 export function computeStatus(
   input: PassOutcomes & {
@@ -218,7 +232,10 @@ export function computeStatus(
   const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
   if (source) conditions.push(sourceCondition(source, distribution.status, now));
   conditions.push(...authorConditions(source, failures.get(AUTHOR_CONDITION) ?? [], distribution.status, now));
-  const status: DistributionStatus = { desired, succeeded, failed: desired - succeeded, conditions };
+  const since = (type: ConditionType, status: Condition['status']): string => transitionTime(type, status, distribution.status, now);
+  const failed = desired - succeeded;
+  conditions.push(...readinessConditions({ conditions, waiting: waitingConditions(failures, source), desired, failed, since }));
+  const status: DistributionStatus = { desired, succeeded, failed, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;
   return status;

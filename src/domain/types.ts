@@ -198,7 +198,20 @@ export const CONDITION_TYPES = [
 export const SOURCE_CONDITION = 'SourceNotFound';
 /** After SourceNotFound, only while the author recorded at admission may not read the source, or write in a target. */
 export const AUTHOR_CONDITION = 'AuthorAccessDenied';
-export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
+/** The conditions that each report one kind of failure, True while it happens. */
+export type FailureConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
+/**
+ * Last, after every failure condition: the summary that kstatus (Flux, kpt), Argo CD and Karmada
+ * read. Ready: the status describes this generation and every target holds a correct copy.
+ * Stalled: something fails that no retry of ours will mend; it waits on a change someone makes.
+ */
+export const READY_CONDITION = 'Ready';
+export const STALLED_CONDITION = 'Stalled';
+export type SummaryConditionType = typeof READY_CONDITION | typeof STALLED_CONDITION;
+export function isSummaryCondition(type: string): type is SummaryConditionType {
+  return type === READY_CONDITION || type === STALLED_CONDITION;
+}
+export type ConditionType = FailureConditionType | SummaryConditionType;
 
 export interface Condition {
   type: ConditionType;

@@ -192,11 +192,7 @@ export type BenchProgram = 'write-loop' | 'admission-load';
 
 /** Our own source changes while the versions stay: the file name carries a hash of it. */
 async function benchProgramSpec(name: BenchProgram): Promise<BinarySpec> {
-  const dir = join(MODULE_DIR, name);
-  const hash = createHash('sha256');
-  const sources = (await readdir(dir)).filter((file) => file.endsWith('.go')).sort();
-  for (const file of sources) hash.update(`${file}\0`).update(await readFile(join(dir, file))).update('\0');
-  return { file: `${name}-${hash.digest('hex').slice(0, 12)}`, pkg: `resource-distributor/control-plane/${name}` };
+  return { file: `${name}-${await sourceHash(join(MODULE_DIR, name))}`, pkg: `resource-distributor/control-plane/${name}` };
 }
 
 /**
@@ -217,27 +213,41 @@ export async function ensureKubernetesServer(name: KubernetesServer, options: En
   return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
 
-/** Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by test/tools/<name>/. */
-export type ToolName = 'kubectl' | 'helm' | 'promtool' | 'kustomize';
+/**
+ * Test tools, each pinned by a wrapper module: kubectl by this folder's, the others by
+ * test/tools/<name>/. kstatus is a program of ours there (kstatus of sigs.k8s.io/cli-utils over
+ * objects on stdin), not a command of the module it pins.
+ */
+export type ToolName = 'kubectl' | 'helm' | 'promtool' | 'kustomize' | 'kstatus';
 
 const TOOLS_DIR = join(MODULE_DIR, '..', 'tools');
 const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: string }> = {
   helm: { module: 'helm.sh/helm/v3', pkg: 'helm.sh/helm/v3/cmd/helm' },
   promtool: { module: 'github.com/prometheus/prometheus', pkg: 'github.com/prometheus/prometheus/cmd/promtool' },
   kustomize: { module: 'sigs.k8s.io/kustomize/kustomize/v5', pkg: 'sigs.k8s.io/kustomize/kustomize/v5' },
+  kstatus: { module: 'sigs.k8s.io/cli-utils', pkg: '.' },
 };
+
+/** Our own source changes while the versions stay: a hash of the folder's .go files. */
+async function sourceHash(dir: string): Promise<string> {
+  const hash = createHash('sha256');
+  const sources = (await readdir(dir)).filter((file) => file.endsWith('.go')).sort();
+  for (const file of sources) hash.update(`${file}\0`).update(await readFile(join(dir, file))).update('\0');
+  return hash.digest('hex').slice(0, 12);
+}
 
 async function toolSpec(name: ToolName): Promise<BinarySpec> {
   // kubectl comes from the same Kubernetes module as the servers.
   if (name === 'kubectl') return kubernetesBinary('kubectl', await kubernetesVersion());
   const { module, pkg } = TOOL_MODULES[name];
   const moduleDir = join(TOOLS_DIR, name);
-  return { file: `${name}-${await requiredVersion(join(moduleDir, 'go.mod'), module)}`, pkg, moduleDir };
+  const file = `${name}-${await requiredVersion(join(moduleDir, 'go.mod'), module)}`;
+  return { file: pkg === '.' ? `${file}-${await sourceHash(moduleDir)}` : file, pkg, moduleDir };
 }
 
 /**
- * Returns the path of a test tool (kubectl, helm, promtool), built from its Go module into the same
- * cache as the servers on first use. Its own lock, so it does not wait for a server build.
+ * Returns the path of a test tool (kubectl, helm, promtool, kustomize, kstatus), built from its Go
+ * module into the same cache as the servers on first use. Its own lock, so it does not wait for a server build.
  */
 export async function ensureTool(name: ToolName, options: EnsureBinariesOptions = {}): Promise<string> {
   const spec = await toolSpec(name);

@@ -6,7 +6,7 @@ export { startLocalCluster, CRD_DIR, POLICIES_DIR, LOCAL_KUBECONFIG, REPO_ROOT, 
 export { createNodeCredentials, nodeLeftovers, startNode, type LocalNode, type NodeCredentials, type NodePlane, type NodeTrace, type StartNodeOptions } from './node.js';
 export { NODE_IMAGES, type NodeImage } from './node-images.js';
 export type { NodeNetwork } from './node-network.js';
-export { NODE_PACKAGES } from './node-packages.js';
+export { ensureLua, NODE_PACKAGES } from './node-packages.js';
 export { ensureKubernetesServer, type KubernetesServer } from './binaries.js';
 export { createImageBuilder, type BuiltImage, type ImageBuilder } from './image-build.js';
 export { startRegistry, type LocalRegistry } from './image-registry.js';

@@ -108,6 +108,16 @@ export async function ensureDebianPackages(wanted: DebianPackages, log: (line: s
   }
 }
 
+/** Lua 5.1, the Lua of Argo CD's health checks (gopher-lua): the e2e runs integrations/argocd/health.lua under it. */
+export const LUA_COMMAND = '/usr/bin/lua5.1';
+const LUA: DebianPackages = { owner: "the Argo CD health check's", packages: ['lua5.1'], files: [LUA_COMMAND] };
+
+/** Installs Lua 5.1 when it is missing; returns its path. */
+export async function ensureLua(log: (line: string) => void): Promise<string> {
+  await ensureDebianPackages(LUA, log);
+  return LUA_COMMAND;
+}
+
 /** The node's packages (NODE_PACKAGES). */
 export function ensureNodePackages(log: (line: string) => void): Promise<void> {
   return ensureDebianPackages(NODE, log);

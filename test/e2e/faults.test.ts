@@ -117,7 +117,7 @@ async function converged(name: string, expected: { namespaces: readonly string[]
       s.desired === wanted.length &&
       s.succeeded === wanted.length &&
       s.failed === 0 &&
-      s.conditions.every((c) => c.status === 'False'),
+      s.conditions.every((c) => c.status === (c.type === 'Ready' ? 'True' : 'False')),
     CONVERGE_MS,
   );
   return Date.now() - since;

@@ -1,13 +1,15 @@
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     kubeconfigPath: string;
     /** What the API server presents to webhooks (see ControlPlane.webhookClient). */
     webhookClient: { caFile: string; caKeyFile: string; commonName: string };
-    /** Paths of the Go-built tools of the chart and monitoring tests (the node tier builds helm and kubectl only). */
+    /** Paths of the Go-built tools of the chart, monitoring and health tests (the node tier builds helm and kubectl only). */
     tools: Partial<Record<ToolName, string>>;
+    /** The Lua 5.1 interpreter the Argo CD health check runs under (installed with apt-get when missing). */
+    lua: string;
   }
 }
 
@@ -19,7 +21,8 @@ async function ensureTools(): Promise<Record<ToolName, string>> {
   const helm = await ensureTool('helm');
   const promtool = await ensureTool('promtool');
   const kustomize = await ensureTool('kustomize');
-  return { kubectl, helm, promtool, kustomize };
+  const kstatus = await ensureTool('kstatus');
+  return { kubectl, helm, promtool, kustomize, kstatus };
 }
 
 /** One control plane for the whole e2e run; the returned function tears it down. */
@@ -36,6 +39,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   });
   try {
     project.provide('tools', await tools);
+    project.provide('lua', await ensureLua((line) => console.error(`[e2e] ${line}`)));
   } catch (error) {
     await plane.stop();
     throw error;

@@ -19,7 +19,7 @@ async function labelledNamespaces(count: number): Promise<{ team: string; names:
 const hasData = (data: Record<string, string>) => (object: Resource | undefined) => JSON.stringify(object?.data) === JSON.stringify(data);
 
 describe('reconcile: copies', () => {
-  it('creates a copy in every target namespace and reports status with six conditions', async () => {
+  it('creates a copy in every target namespace and reports status with six conditions, then Ready and Stalled', async () => {
     const { team, names } = await labelledNamespaces(3);
     const name = uniqueName('rd-create');
     await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
@@ -43,6 +43,8 @@ describe('reconcile: copies', () => {
       ['DeleteResourceFailed', 'False', 'Succeeded'],
       ['ConflictOccurred', 'False', 'Succeeded'],
       ['NamespaceNotExists', 'False', 'Succeeded'],
+      ['Ready', 'True', 'Synced'],
+      ['Stalled', 'False', 'Succeeded'],
     ]);
   });
 

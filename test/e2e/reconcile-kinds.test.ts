@@ -144,7 +144,7 @@ describe('a kind followed from a source', () => {
     await networking.createNamespacedNetworkPolicy({ namespace: sourceNs, body: { ...denyButHttp, metadata: { name: 'from-source' } } });
     const name = uniqueName('rd-netpol-source');
     await kube.createDistribution(distribution(name, { source: { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', namespace: sourceNs, name: 'from-source' } }));
-    await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.length === 7);
+    await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.length === 9);
 
     const source = await networking.readNamespacedNetworkPolicy({ namespace: sourceNs, name: 'from-source' });
     source.spec!.ingress = [{ ports: [{ port: 443 }] }];

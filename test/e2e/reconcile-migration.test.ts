@@ -67,7 +67,7 @@ describe('migration from OpenKruise', () => {
       () => undefined,
     );
     controller = await startInProcessController(kube.kc, { settings: noLeaderElection, metrics: createMetrics() });
-    await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.every((c) => c.status === 'False'));
+    await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.every((c) => c.status === (c.type === 'Ready' ? 'True' : 'False')));
     for (const namespace of namespaces) {
       await kube.waitForObject('ConfigMap', namespace, 'shared-settings', (o) => o?.metadata.labels?.[LABEL_DISTRIBUTION] === name);
     }

@@ -119,7 +119,7 @@ describe('distributing from a source object', () => {
     await core.createNamespacedSecret({ namespace: sourceNs, body: registrySecret('registry', 'v1') as never });
     await kube.createDistribution(sourceDistribution(name, ref()));
     await everyCopyCarries(name, 'v1');
-    const rd = await kube.waitForStatus(name, (s) => s.succeeded === N && s.desired === N && s.conditions.length === 7);
+    const rd = await kube.waitForStatus(name, (s) => s.succeeded === N && s.desired === N && s.conditions.length === 9);
     expect(condition(rd, 'SourceNotFound')).toMatchObject({ status: 'False', reason: 'Succeeded' });
     expect((await metrics.sourcesWatched.get()).values[0]?.value).toBe(1);
     const copy = await kube.get('Secret', targets[0]!, 'registry');
@@ -179,7 +179,7 @@ describe('distributing from a source object', () => {
 
     await core.createNamespacedSecret({ namespace: sourceNs, body: registrySecret('registry', 'v3') as never });
     await everyCopyCarries(name, 'v3');
-    const back = await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.every((c) => c.status === 'False'));
+    const back = await kube.waitForStatus(name, (s) => s.succeeded === N && s.conditions.every((c) => c.status === (c.type === 'Ready' ? 'True' : 'False')));
     expect(condition(back, 'SourceNotFound')?.status).toBe('False');
   });
 

@@ -1,6 +1,7 @@
 // Every distribution's status says what the cluster holds (README: "Reading status"): desired
 // counts the targets (listed ones that do not exist included), succeeded those holding a correct
-// copy, failed the rest; the conditions in their order, True exactly where that failure is now.
+// copy, failed the rest; the conditions in their order, True exactly where that failure is now;
+// Ready and Stalled last, summing them up.
 import type { CopyCheck, NamespaceState } from './check-copies.js';
 import type { TargetSet } from './expected-targets.js';
 import { CONDITION_ORDER, SOURCE_CONDITION } from './markers.js';
@@ -38,13 +39,18 @@ function wantedConditions(rd: DistributionSnapshot, targets: TargetSet, check: C
     ['NamespaceNotExists', missing.length === 0 ? { status: 'False' } : { status: 'True', namespaces: missing }],
   ]);
   if (rd.spec.source) wanted.set(SOURCE_CONDITION, { status: check.sourceMissing ? 'True' : 'False' });
+  // Every failure the soak makes waits on someone (a conflict, a missing namespace or source): Stalled with it.
+  const failures = [...wanted.values()];
+  if (failures.some((w) => w?.status === 'True')) wanted.set('Ready', { status: 'False' }).set('Stalled', { status: 'True' });
+  else if (failures.every((w) => w?.status === 'False')) wanted.set('Ready', { status: 'True' }).set('Stalled', { status: 'False' });
   return wanted;
 }
 
 function conditionProblem(type: string, actual: Condition | undefined, wanted: WantedCondition): string | undefined {
   if (!actual) return `${type} absent`;
   if (actual.status !== wanted.status) return `${type} is ${actual.status}, wanted ${wanted.status}${actual.message ? ` (${actual.message})` : ''}`;
-  if (wanted.status === 'False' && actual.reason !== 'Succeeded') return `${type} False with reason ${String(actual.reason)}, wanted Succeeded`;
+  // Ready False gives the reason of the failure it reports.
+  if (wanted.status === 'False' && type !== 'Ready' && actual.reason !== 'Succeeded') return `${type} False with reason ${String(actual.reason)}, wanted Succeeded`;
   const listed = [...(actual.failedNamespace ?? [])].sort();
   if (wanted.namespaces !== undefined && JSON.stringify(listed) !== JSON.stringify(wanted.namespaces)) {
     return `${type} lists ${JSON.stringify(listed)}, wanted ${JSON.stringify(wanted.namespaces)}`;
@@ -68,7 +74,7 @@ export function checkStatus(rd: DistributionSnapshot, targets: TargetSet, check:
   const wanted = wantedConditions(rd, targets, check);
   const actual = rd.status?.conditions ?? [];
   const problems = countProblems(rd, targets, check);
-  const order = rd.spec.source ? [...CONDITION_ORDER, SOURCE_CONDITION] : [...CONDITION_ORDER];
+  const order = rd.spec.source ? [...CONDITION_ORDER, SOURCE_CONDITION, 'Ready', 'Stalled'] : [...CONDITION_ORDER, 'Ready', 'Stalled'];
   if (JSON.stringify(actual.map((c) => c.type)) !== JSON.stringify(order)) problems.push(`conditions ${actual.map((c) => c.type).join(',')}, wanted ${order.join(',')}`);
   for (const [type, want] of wanted) {
     const problem = want && conditionProblem(type, actual.find((c) => c.type === type), want);

@@ -9,7 +9,7 @@ export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
 export const RD_API_VERSION = 'apps.kruise.io/v1alpha1';
 export const RD_KIND = 'ResourceDistribution';
 
-/** The six conditions of v1alpha1, in the order status always holds them; then SourceNotFound for spec.source. */
+/** The six conditions of v1alpha1, in the order status always holds them; then SourceNotFound for spec.source; Ready and Stalled last. */
 export const CONDITION_ORDER = [
   'GetResourceFailed',
   'CreateResourceFailed',

@@ -1,5 +1,5 @@
-// The Go-built command-line tools of the chart and monitoring tests (kubectl, helm, promtool): built
-// by the global setup, run here with the control plane's admin kubeconfig.
+// The Go-built command-line tools of the chart, monitoring and health tests (kubectl, helm, promtool,
+// kustomize, kstatus): built by the global setup, run here with the control plane's admin kubeconfig.
 import { execFile } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,7 +27,7 @@ const HELM = join(tmpdir(), 'rd-helm');
 const HELM_HOMES = { HELM_CACHE_HOME: join(HELM, 'cache'), HELM_CONFIG_HOME: join(HELM, 'config'), HELM_DATA_HOME: join(HELM, 'data') };
 
 /** Runs a tool built by the global setup; rejects with ToolFailed (its output) on a non-zero exit. */
-export async function run(tool: 'kubectl' | 'helm' | 'promtool' | 'kustomize', args: string[], options: { input?: string } = {}): Promise<ToolResult> {
+export async function run(tool: 'kubectl' | 'helm' | 'promtool' | 'kustomize' | 'kstatus', args: string[], options: { input?: string } = {}): Promise<ToolResult> {
   const path = inject('tools')[tool];
   if (!path) throw new Error(`${tool} was not built by this test tier's global setup`);
   const env = { ...process.env, KUBECONFIG: inject('kubeconfigPath'), ...HELM_HOMES };

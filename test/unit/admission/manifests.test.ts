@@ -205,9 +205,9 @@ describe('the CRDs, as kubectl shows them', () => {
     expect(undescribed(crd.spec.versions[0]!.schema.openAPIV3Schema, '')).toEqual([]);
   });
 
-  it('shows what a distribution copies with -o wide', () => {
+  it('shows what a distribution copies, and whether it is Ready, with -o wide', () => {
     const rd = crds.find((crd) => crd.metadata.name === 'resourcedistributions.apps.kruise.io')!;
     const wide = (rd.spec.versions[0]!.additionalPrinterColumns ?? []).filter((column) => column.priority === 1).map((column) => column.jsonPath);
-    expect(wide).toEqual(['.spec.resource.kind', '.spec.resource.metadata.name', '.spec.source.kind', '.spec.source.namespace', '.spec.source.name']);
+    expect(wide).toEqual(['.spec.resource.kind', '.spec.resource.metadata.name', '.spec.source.kind', '.spec.source.namespace', '.spec.source.name', '.status.conditions[?(@.type=="Ready")].status']);
   });
 });

@@ -28,6 +28,19 @@ describe('eventsFor', () => {
     expect(eventsFor(previous, next).map((event) => event.reason)).toEqual(reasons);
   });
 
+  it('brings no Event for Ready and Stalled: they sum up the failure conditions, which have theirs', () => {
+    const failing = status('ConflictOccurred', 'a');
+    const summed: DistributionStatus = {
+      ...failing,
+      conditions: [
+        ...failing.conditions,
+        { type: 'Ready', status: 'False', reason: 'ResourceConflict', lastTransitionTime: 't' },
+        { type: 'Stalled', status: 'True', reason: 'ResourceConflict', lastTransitionTime: 't' },
+      ],
+    };
+    expect(eventsFor(undefined, summed).map((event) => event.reason)).toEqual(['ResourceConflict']);
+  });
+
   it('carries the condition message (namespaces and reasons, built without object data)', () => {
     expect(eventsFor(undefined, status('NamespaceNotExists', 'later'))).toEqual([
       { reason: 'NamespaceNotFound', message: 'NamespaceNotExists: later' },

@@ -38,6 +38,8 @@ describe('reconcile', () => {
       'DeleteResourceFailed',
       'ConflictOccurred',
       'NamespaceNotExists',
+      'Ready',
+      'Stalled',
     ]);
     expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespace: ['ns-missing'] });
     // New targets: created at once, one request per copy (a read only follows an AlreadyExists).

@@ -39,6 +39,10 @@ export function distribution(name: string, spec: DistributionSnapshot['spec'], s
     return condition(type, undefined);
   });
   if (spec.source) conditions.push(condition(SOURCE_CONDITION, undefined, status.sourceMissing === true));
+  // What the builder makes fail (conflicts, missing namespaces, a missing source) all waits on someone.
+  const failing = conditions.some((c) => c.status === 'True');
+  conditions.push(failing ? { type: 'Ready', status: 'False', reason: 'Failed' } : { type: 'Ready', status: 'True', reason: 'Synced' });
+  conditions.push(condition('Stalled', undefined, failing));
   return {
     name,
     uid: `uid-${name}`,
