@@ -12,6 +12,9 @@ import {
   type ResourceDistribution,
   SOURCE_CONDITION,
   AUTHOR_CONDITION,
+  NOT_DISTRIBUTABLE_CONDITION,
+  ANNOTATION_ADOPT,
+  LABEL_DISTRIBUTION,
 } from './types.js';
 
 /** Nothing of the source is written: how many targets it has, and why (the condition's message). */
@@ -39,10 +42,13 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
-/** Present only while it is True: distributions without a recorded author, or whose author may read, keep their seven conditions. */
-function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
-  const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
-  return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
+/**
+ * Present only while it is True: distributions whose author may read a source that may be
+ * copied keep their seven conditions.
+ */
+function heldCondition(type: typeof AUTHOR_CONDITION | typeof NOT_DISTRIBUTABLE_CONDITION, held: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
+  const lastTransitionTime = transitionTime(type, 'True', previous, now);
+  return { type, status: 'True', reason: CONDITION_REASONS[type], message: held.message, lastTransitionTime };
 }
 
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
@@ -56,6 +62,7 @@ export const CONDITION_REASONS: Record<ConditionType, string> = {
   NamespaceNotExists: 'NamespaceNotFound',
   SourceNotFound: 'SourceNotFound',
   AuthorAccessDenied: 'AuthorLacksAccess',
+  NotDistributable: 'NotDistributable',
 };
 export const SUCCEEDED_REASON = 'Succeeded';
 
@@ -97,28 +104,49 @@ function conditionFailure(outcome: Outcome): [ConditionType, Failure] | undefine
   return undefined;
 }
 
-/** What each conflict reason means, in the words of the condition's message. */
-const CONFLICT_MEANINGS: Record<ConflictReason, string> = {
-  'foreign-object': 'an object someone else made; annotate it resource-distributor.io/adopt=<distribution> or use writePolicy overwrite',
-  'from-changed': 'its kruise.io/resourcedistribution.resource.from annotation names another distribution',
-  'owned-by-other': 'its controller reference names another owner',
-  'forbidden-type': 'a Secret of a type never written over',
-  'strict-blocked': 'not written: writePolicy strict holds every write while another target conflicts',
-};
-
-function conflictReason(reason: string): string {
-  const meaning = CONFLICT_MEANINGS[reason as ConflictReason] as string | undefined;
-  return meaning === undefined ? reason : `${reason} (${meaning})`;
+/**
+ * How to hand a foreign object over, in the terms of the API the distribution came from: an
+ * ObjectSync is consented to by `<namespace>/<name>` and has no writePolicy; the label (the name
+ * its copies are watched by, generated for an ObjectSync) brings the object to it at once.
+ */
+export function adoptionAdvice(rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  const label = `label it ${LABEL_DISTRIBUTION}=${rd.metadata.name} to have it taken at once`;
+  if (rd.origin !== undefined) {
+    return `annotate it ${ANNOTATION_ADOPT}=${rd.origin.namespace}/${rd.origin.name} (and ${label}) to hand it over to ObjectSync ${rd.origin.namespace}/${rd.origin.name}`;
+  }
+  return `annotate it ${ANNOTATION_ADOPT}=${rd.metadata.name} (and ${label}) to hand it over, or use writePolicy overwrite`;
 }
 
-function message(type: ConditionType, failures: readonly Failure[]): string {
+/** What each conflict reason means, in the words of the condition's message. */
+function conflictMeaning(reason: ConflictReason, rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  switch (reason) {
+    case 'foreign-object':
+      return `an object someone else made; ${adoptionAdvice(rd)}`;
+    case 'from-changed':
+      return 'its kruise.io/resourcedistribution.resource.from annotation names another distribution';
+    case 'owned-by-other':
+      return 'its controller reference names another owner';
+    case 'forbidden-type':
+      return 'a Secret of a type never written over';
+    case 'strict-blocked':
+      return 'not written: writePolicy strict holds every write while another target conflicts';
+  }
+}
+
+const CONFLICT_REASONS: readonly string[] = ['foreign-object', 'from-changed', 'owned-by-other', 'forbidden-type', 'strict-blocked'];
+
+function conflictReason(reason: string, rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  return CONFLICT_REASONS.includes(reason) ? `${reason} (${conflictMeaning(reason as ConflictReason, rd)})` : reason;
+}
+
+function message(type: ConditionType, failures: readonly Failure[], rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
   const sorted = [...failures].sort((a, b) => compare(a.namespace, b.namespace));
   if (type === 'NamespaceNotExists') return `namespace not found: ${listBriefly(sorted.map((f) => f.namespace), ', ')}`;
   if (type === 'ConflictOccurred') {
     const byReason = new Map<string, string[]>();
     for (const f of sorted) byReason.set(f.detail, [...(byReason.get(f.detail) ?? []), f.namespace]);
     const reasons = [...byReason].sort(([a], [b]) => compare(a, b));
-    return reasons.map(([reason, namespaces]) => `${conflictReason(reason)}: ${listBriefly(namespaces, ', ')}`).join('; ');
+    return reasons.map(([reason, namespaces]) => `${conflictReason(reason, rd)}: ${listBriefly(namespaces, ', ')}`).join('; ');
   }
   return listBriefly(sorted.map((f) => `${f.namespace}: ${f.detail}`));
 }
@@ -126,14 +154,15 @@ function message(type: ConditionType, failures: readonly Failure[]): string {
 function buildCondition(
   type: ConditionType,
   failures: readonly Failure[],
-  previous: DistributionStatus | undefined,
+  distribution: ResourceDistribution,
   now: Date,
 ): Condition {
+  const previous = distribution.status;
   const status = failures.length > 0 ? 'True' : 'False';
   const lastTransitionTime = transitionTime(type, status, previous, now);
   if (status === 'False') return { type, status, reason: SUCCEEDED_REASON, lastTransitionTime };
   const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort().slice(0, MAX_FAILED_NAMESPACES);
-  return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures), lastTransitionTime, failedNamespace };
+  return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures, distribution), lastTransitionTime, failedNamespace };
 }
 
 function succeededIn(outcome: Outcome): boolean {
@@ -173,6 +202,16 @@ function tally(found: PassOutcomes): { targets: number; inSync: number; failures
   return { targets: count, inSync, failures };
 }
 
+/** After the six: the source's, and those present only while something holds every copy back. */
+function heldConditions(input: { distribution: ResourceDistribution; now: Date; source?: SourceStatus; undistributable?: HeldCopies }): Condition[] {
+  const { distribution, now, source, undistributable } = input;
+  const conditions: Condition[] = [];
+  if (source) conditions.push(sourceCondition(source, distribution.status, now));
+  if (source?.found === true && source.denied !== undefined) conditions.push(heldCondition(AUTHOR_CONDITION, source.denied, distribution.status, now));
+  if (undistributable !== undefined) conditions.push(heldCondition(NOT_DISTRIBUTABLE_CONDITION, undistributable, distribution.status, now));
+  return conditions;
+}
+
 /**
  * desired = target namespaces (existing and missing); succeeded = those whose copy is in sync or
  * was written; failed = desired - succeeded. Deletes from namespaces no longer targeted count in
@@ -184,17 +223,20 @@ export function computeStatus(
     distribution: ResourceDistribution;
     now: Date;
     source?: SourceStatus;
+    /** What it would copy is never copied (nothing is written; every target counts as not in sync), and why. */
+    undistributable?: HeldCopies;
   },
 ): DistributionStatus {
   const { distribution, now, source } = input;
   const { targets, inSync, failures } = tally(input);
   // With its source missing or denied, nothing is written, and no target holds what the source would give.
-  const held = source?.found === false ? source : source?.denied;
+  const held = input.undistributable ?? (source?.found === false ? source : source?.denied);
   const desired = held === undefined ? targets : held.desired;
   const succeeded = held === undefined ? inSync : 0;
-  const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
-  if (source) conditions.push(sourceCondition(source, distribution.status, now));
-  if (source?.found === true && source.denied !== undefined) conditions.push(authorCondition(source.denied, distribution.status, now));
+  const conditions = [
+    ...CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution, now)),
+    ...heldConditions(input),
+  ];
   const status: DistributionStatus = { desired, succeeded, failed: desired - succeeded, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;

@@ -161,6 +161,8 @@ export interface DistributionOrigin {
   namespace: string;
   name: string;
   uid: string;
+  /** Deleted with propagation Orphan: its copies are kept, untied from it, before it goes. */
+  keepsCopies?: true;
 }
 
 /**
@@ -183,7 +185,12 @@ export const CONDITION_TYPES = [
 export const SOURCE_CONDITION = 'SourceNotFound';
 /** After SourceNotFound, only while the author recorded at admission may not read the source. */
 export const AUTHOR_CONDITION = 'AuthorAccessDenied';
-export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
+/**
+ * Last, only while what the distribution would copy is never copied: a source that exists but is a
+ * Secret of a forbidden type, or a template stored while admission was off or before a rule existed.
+ */
+export const NOT_DISTRIBUTABLE_CONDITION = 'NotDistributable';
+export type ConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION | typeof NOT_DISTRIBUTABLE_CONDITION;
 
 export interface Condition {
   type: ConditionType;
