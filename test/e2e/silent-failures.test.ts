@@ -1,7 +1,7 @@
 // No silent failures, with the whole product registered in the API server: a source that is never
 // copied is warned about at admission and reported in the status and an Event in the words of what
 // was found; conflict messages name the real distribution and give advice that fits its API; an
-// ObjectSync deleted with propagation Orphan keeps its copies.
+// ObjectSync deleted with propagation Orphan keeps its copies; `kubectl get -o wide` has one NAME.
 import { CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
@@ -188,5 +188,16 @@ describe('an ObjectSync deleted with propagation Orphan', () => {
       expect(copy?.metadata.labels?.[LABEL_DISTRIBUTION]).toBeUndefined();
       expect(copy?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC]).toBeUndefined();
     }
+  });
+});
+
+describe('kubectl get distributor -o wide', () => {
+  it('has one NAME column', async () => {
+    const name = uniqueName('wide');
+    await kube.createDistribution(distributionOf(name, configMapOf('wide-settings', { a: 'b' }), { includedNamespaces: { list: [{ name: targetA }] } }));
+    const { stdout } = await run('kubectl', ['get', 'distributor', name, '-o', 'wide']);
+    const header = stdout.split('\n')[0]!.trim().split(/\s+/);
+    expect(header.filter((column) => column === 'NAME')).toEqual(['NAME']);
+    expect(header).toContain('RESOURCE-NAME');
   });
 });
