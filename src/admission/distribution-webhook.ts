@@ -31,7 +31,7 @@ export interface DistributionWebhookDeps {
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
 function planWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): string[] {
   const tally = deps.previewPlan?.(rd);
-  return tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true });
+  return tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true, ...(rd.spec.writePolicy === undefined ? {} : { writePolicy: rd.spec.writePolicy }) });
 }
 
 /** A source that does not exist yet, or is never copied, is allowed (it may be created or replaced next), with a warning. */
