@@ -116,6 +116,28 @@ describe('a source of a type never distributed', () => {
   });
 });
 
+describe('an ObjectSync whose source is of a type never distributed', () => {
+  it('is warned about at admission, and its status says so in the same words', async () => {
+    const name = uniqueName('os-helm');
+    await core.createNamespacedSecret({ namespace: sourceNs, body: secret('sh.helm.release.v1.os.v1', 'helm.sh/release.v1') });
+    const said = `source Secret ${sourceNs}/sh.helm.release.v1.os.v1 exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it`;
+    const body: ObjectSync = { ...objectSyncOf(name, 'sh.helm.release.v1.os.v1', [targetA]), spec: { source: { group: '', kind: 'Secret', name: 'sh.helm.release.v1.os.v1' }, destinations: [{ namespace: targetA }] } };
+    const { stderr } = await run('kubectl', ['create', '-f', '-'], { input: JSON.stringify(body) });
+    expect(stderr).toContain(`Warning: spec.source: ${said}`);
+    const os = await waitFor(
+      async () => {
+        const found = await readObjectSync(sourceNs, name);
+        return found?.status?.conditions.some((c) => c.type === 'NotDistributable' && c.status === 'True') ? found : undefined;
+      },
+      { what: `ObjectSync ${name} to report NotDistributable` },
+    );
+    expect(os.status?.conditions.find((c) => c.type === 'Ready')).toMatchObject({ status: 'False', reason: 'NotDistributable', message: said });
+    // In the ObjectSync's namespace, about it (an Event naming no namespace is refused there).
+    await waitFor(async () => ((await events(sourceNs, name)).some((e) => e.reason === 'NotDistributable' && e.message === said) ? true : undefined), { what: 'a NotDistributable Event' });
+    await custom.deleteNamespacedCustomObject({ ...OS, namespace: sourceNs, name });
+  });
+});
+
 describe('conflict messages', () => {
   it("name the real distribution in a ResourceDistribution's advice", async () => {
     const name = uniqueName('conflicted');
