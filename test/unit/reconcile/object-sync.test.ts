@@ -171,7 +171,10 @@ describe('ObjectSync', () => {
     await setup([{ namespace: 'ns-a' }]);
     await reconcileAll();
     h.cluster.removeObject('ConfigMap', 'platform', 'settings');
-    await until(() => h.caches.sources.get(sourcesOf(h.catalog.list())[0]!).object === undefined);
+    await until(() => {
+      const state = h.caches.sources.get(sourcesOf(h.catalog.list())[0]!);
+      return state.synced && state.object === undefined;
+    });
     await reconcileAll();
     expect(h.cluster.events.map((e) => [e.namespace, e.involvedObject.kind, e.involvedObject.namespace, e.involvedObject.name, e.reason])).toEqual([
       ['platform', 'ObjectSync', 'platform', 'shared-config', 'SourceNotFound'],
