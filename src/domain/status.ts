@@ -43,8 +43,8 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
 }
 
 /**
- * Present only while it is True: distributions whose author may read a source that may be
- * copied keep their seven conditions.
+ * Present only while it is True: otherwise a distribution keeps its six conditions (seven with
+ * spec.source), whose order tools may rely on.
  */
 function heldCondition(type: typeof AUTHOR_CONDITION | typeof NOT_DISTRIBUTABLE_CONDITION, held: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
   const lastTransitionTime = transitionTime(type, 'True', previous, now);
