@@ -1,9 +1,11 @@
 // `npm run dev`: a local Kubernetes control plane with the CRD, resource-distributor in local mode
 // (webhooks registered by URL) and the example policies, until Ctrl-C.
+import { execFile } from 'node:child_process';
 import { mkdir, rm, symlink } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { promisify } from 'node:util';
 import { startLocalServer, type RunningServer } from '../src/main.js';
-import { applyManifestFiles, ensureTool, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
+import { ensureTool, POLICIES_DIR, REPO_ROOT, startLocalCluster, type ControlPlane } from '../test/control-plane/index.js';
 import { connectionOf } from '../test/kube-client.js';
 
 /** Git-ignored: `kubectl`, linked to the one built from the servers' Kubernetes module. */
@@ -16,6 +18,17 @@ async function linkKubectl(): Promise<string> {
   await rm(link, { force: true });
   await symlink(built, link);
   return built;
+}
+
+/**
+ * The policies go in as users then apply them: `kubectl apply --server-side`, so that the field
+ * manager records what was applied, and an edited policy applied again loses the keys it no
+ * longer has (an object created without that record keeps them). Server-side too because a
+ * distribution listing thousands of names exceeds the 256 KiB of client-side apply's annotation.
+ */
+async function applyPolicies(kubectl: string, kubeconfig: string): Promise<void> {
+  const { stdout, stderr } = await promisify(execFile)(kubectl, ['apply', '--server-side', '-f', POLICIES_DIR], { env: { ...process.env, KUBECONFIG: kubeconfig } });
+  process.stdout.write(stderr + stdout);
 }
 
 function usage(plane: ControlPlane, server: RunningServer, kubectl: string): string {
@@ -31,7 +44,7 @@ function usage(plane: ControlPlane, server: RunningServer, kubectl: string): str
     `  export KUBECONFIG=${plane.kubeconfigPath} PATH=${LOCAL_BIN}:$PATH`,
     '  kubectl get resourcedistributions,objectsyncs -A',
     '  kubectl create namespace x && kubectl get configmaps,secrets -n x   # copies appear at once',
-    '  kubectl apply -f policies/                                         # re-validated by the webhook',
+    '  kubectl apply --server-side -f policies/                           # as they went in: edits and removed keys apply',
     '',
     'Settings: the RD_* environment variables of the README (RD_PORT defaults to 9443 here,',
     'RD_LOG_LEVEL to info).',
@@ -72,7 +85,7 @@ async function main(): Promise<void> {
       },
       certDir: join(REPO_ROOT, 'certs'),
     });
-    await applyManifestFiles(plane.kubeConfig, [POLICIES_DIR]);
+    await applyPolicies(kubectl, plane.kubeconfigPath);
   } catch (error) {
     // A running server would keep the process alive (and its webhooks registered).
     await server?.stop();

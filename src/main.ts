@@ -145,7 +145,11 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     namespaceExists: (name) => controller.namespaceExists(name),
     previewPlan: (rd) => controller.previewPlan(rd),
     kinds,
-    sourceExists: async (ref) => (await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name })) !== undefined,
+    findSource: async (ref) => {
+      const found = await clusterApi.getCopy({ kind: kindKeyOf(ref.apiVersion, ref.kind), namespace: ref.namespace, name: ref.name });
+      // Only what the warnings need: the source's data goes no further than this read.
+      return found === undefined ? null : { apiVersion: found.apiVersion, kind: found.kind, type: found.type };
+    },
     onNamespaceAdmitted: (namespace) => controller.namespaceAdmitted(namespace),
     onPodAdmitted: (namespace, refs, options) => controller.podAdmitted(namespace, refs, options),
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),

@@ -4,6 +4,7 @@ import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import type { PlanTally } from '../domain/plan-preview.js';
 import type { ResourceDistribution, SourceRef } from '../domain/types.js';
+import type { SourceFound } from '../domain/source.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import type { ScrapeAccess } from '../k8s/scrape-access.js';
 import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js';
@@ -28,8 +29,8 @@ export interface AdmissionAppDeps {
   kinds?: KindRegistry;
   /** What a distribution being admitted would do, from the controller's caches (warnings). */
   previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
-  /** A live read of a distribution's source (a warning when it does not exist yet). */
-  sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
+  /** A live read of a distribution's source, without its data (a warning when it does not exist yet or is never copied). */
+  findSource?: (ref: SourceRef) => Promise<SourceFound | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
   /** A pod is being admitted: the copies it references that are missing are written (never denies). */
   onPodAdmitted?: PodWebhookDeps['materialize'];

@@ -1,6 +1,7 @@
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
 import { describeTally, type PlanTally } from '../domain/plan-preview.js';
+import { sourceWarnings, type SourceFound } from '../domain/source.js';
 import { GROUP, KIND, type ResourceDistribution, type SourceRef } from '../domain/types.js';
 import { checkNesting, validateDistribution } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
@@ -19,8 +20,8 @@ export interface DistributionWebhookDeps {
   forbiddenNamespaces: readonly string[];
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
-  /** Whether a distribution's source exists (undefined: cannot tell, no warning then). */
-  sourceExists?: (ref: SourceRef) => Promise<boolean | undefined>;
+  /** A distribution's source as found, without its data (null: it does not exist; undefined: cannot tell, no warning then). */
+  findSource?: (ref: SourceRef) => Promise<SourceFound | undefined>;
   /** What the distribution would do, from the controller's caches (undefined: cannot tell, no plan then). */
   previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
   /** The mutating webhook records authors: a new spec without one is refused (default: allowed, as before authors were recorded). */
@@ -30,15 +31,15 @@ export interface DistributionWebhookDeps {
 /** The plan as warnings, for an author who is allowed (computed only then: it is theirs to see). */
 function planWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): string[] {
   const tally = deps.previewPlan?.(rd);
-  return tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true });
+  return tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true, ...(rd.spec.writePolicy === undefined ? {} : { writePolicy: rd.spec.writePolicy }) });
 }
 
-/** A source that does not exist yet is allowed (it may be created next), with a warning. */
-async function sourceWarnings(deps: DistributionWebhookDeps, rd: ResourceDistribution): Promise<string[]> {
+/** A source that does not exist yet, or is never copied, is allowed (it may be created or replaced next), with a warning. */
+async function sourceWarningsOf(deps: DistributionWebhookDeps, rd: ResourceDistribution): Promise<string[]> {
   const ref = rd.spec.source;
-  if (ref === undefined || deps.sourceExists === undefined) return [];
-  const exists = await deps.sourceExists(ref).catch(() => undefined);
-  return exists === false ? [`spec.source: ${ref.kind} ${ref.namespace}/${ref.name} does not exist yet: its copies appear once it does`] : [];
+  if (ref === undefined || deps.findSource === undefined) return [];
+  const found = await deps.findSource(ref).catch(() => undefined);
+  return found === undefined ? [] : sourceWarnings(ref, found);
 }
 
 /**
@@ -72,7 +73,7 @@ export function distributionWebhook(deps: DistributionWebhookDeps): Webhook {
     const allowedWarnings = (more: string[] = []) => (): string[] => [...warnings, ...more, ...planWarnings(deps, rd)];
     if (rd.spec.source !== undefined) {
       // Whether the source exists is told only to an author allowed to read it.
-      return Promise.all([refused, sourceWarnings(deps, rd)]).then(([lines, more]) => accessVerdict(lines, allowedWarnings(more)));
+      return Promise.all([refused, sourceWarningsOf(deps, rd)]).then(([lines, more]) => accessVerdict(lines, allowedWarnings(more)));
     }
     return Array.isArray(refused) ? accessVerdict(refused, allowedWarnings()) : refused.then((lines) => accessVerdict(lines, allowedWarnings()));
   };

@@ -1,5 +1,7 @@
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import { distributionsOf, OBJECT_SYNC_GROUP, OBJECT_SYNC_KIND, type ObjectSync } from '../domain/object-sync.js';
+import { sourceWarnings, type SourceFound } from '../domain/source.js';
+import type { SourceRef } from '../domain/types.js';
 import { validateObjectSync } from '../domain/validate-object-sync.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
@@ -15,6 +17,15 @@ export interface ObjectSyncWebhookDeps {
   kinds?: KindRegistry;
   /** The mutating webhook records authors: a new spec without one is refused. */
   recordsAuthors?: boolean;
+  /** The source as found, without its data (null: it does not exist; undefined: cannot tell, no warning then). */
+  findSource?: (ref: SourceRef) => Promise<SourceFound | undefined>;
+}
+
+/** Told only to an author who is allowed, as for a ResourceDistribution: a source that does not exist yet, or is never copied. */
+async function sourceWarningsOf(deps: ObjectSyncWebhookDeps, ref: SourceRef | undefined): Promise<string[]> {
+  if (ref === undefined || deps.findSource === undefined) return [];
+  const found = await deps.findSource(ref).catch(() => undefined);
+  return found === undefined ? [] : sourceWarnings(ref, found);
 }
 
 /** Lines about a distribution's targets, said of the ObjectSync's field. */
@@ -54,9 +65,9 @@ export function objectSyncWebhook(deps: ObjectSyncWebhookDeps): Webhook {
     const stops = previous.flatMap((old) => stoppedTargets(old, next.find((rd) => rd.metadata.name === old.metadata.name), deps.forbiddenNamespaces, kinds) ?? []);
     const accesses = [...next.map((rd) => requiredAccess(rd, deps.forbiddenNamespaces, kinds)), ...(stops.length > 0 ? [stopsOnly(stops)] : [])];
     const checks = accesses.map(async (access) => missingAccess(deps.accessReviewer, request.userInfo, access, abandoned.signal));
-    return Promise.all(checks).then((answers) => {
+    return Promise.all(checks).then(async (answers) => {
       const lines = [...new Set(answers.flat().map(asDestinations))];
-      return lines.length > 0 ? forbidden(lines) : allowed();
+      return lines.length > 0 ? forbidden(lines) : allowed(await sourceWarningsOf(deps, next[0]?.spec.source));
     });
   };
 }

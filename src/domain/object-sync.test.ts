@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { classifyExisting } from './copy.js';
 import { CORE_KINDS, createKindRegistry } from './kinds.js';
-import { distributionName, distributionsOf, foldStatus, LEGACY_SOURCE_ANNOTATION, type ObjectSync, type ObjectSyncDestination, type ObjectSyncSource } from './object-sync.js';
+import { distributionName, distributionsOf, foldStatus, LEGACY_SOURCE_ANNOTATION, orphanIntent, untiedCopy, type ObjectSync, type ObjectSyncDestination, type ObjectSyncSource } from './object-sync.js';
 import { renderCopy } from './render.js';
 import { withSource } from './source.js';
 import { computeTargets, forbiddenFor } from './targets.js';
-import { ANNOTATION_ADOPT, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource } from './types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, LABEL_DISTRIBUTION, type DistributionStatus, type NamespaceInfo, type Resource } from './types.js';
 import { validateObjectSync } from './validate-object-sync.js';
 
 const kinds = createKindRegistry([...CORE_KINDS, { group: 'batch', kind: 'CronJob', plural: 'cronjobs', version: 'v1', versions: ['v1'] }]);
@@ -159,5 +159,32 @@ describe('ObjectSync admission rules', () => {
     ['more destinations than one ObjectSync may hold', { source: { kind: 'Secret', name: 's' }, destinations: Array.from({ length: 1001 }, (_, i) => ({ namespace: 'team-a', name: `copy-${i}` })) }, ['spec.destinations']],
   ])('%s', (_what, spec, paths) => {
     expect(validateObjectSync({ spec }, kinds).map((problem) => problem.path)).toEqual(paths);
+  });
+});
+
+describe('an ObjectSync deleted with propagation Orphan keeps its copies', () => {
+  const live = objectSync([{ namespace: 'team-a' }]);
+  const deleting = (finalizers: string[], uid = UID): ObjectSync => ({ ...live, metadata: { ...live.metadata, uid, deletionTimestamp: '2026-01-01T00:00:00Z', finalizers } });
+  const kept = { ...deleting(['orphan']), keepsCopies: true as const };
+  it.each([
+    ['not being deleted', live, undefined, false],
+    ['deleted, cascading (no orphan finalizer)', deleting(['resource-distributor.io/copies']), undefined, false],
+    ['deleted with the orphan finalizer', deleting(['resource-distributor.io/copies', 'orphan']), undefined, true],
+    ['after the garbage collector removed the orphan finalizer', deleting(['resource-distributor.io/copies']), kept, true],
+    ['another object of the same name (new uid)', deleting(['resource-distributor.io/copies'], 'other-uid'), kept, false],
+  ])('%s: keeps copies %s', (_case, current, previous, keeps) => {
+    const found = orphanIntent(current, previous);
+    expect(found.keepsCopies === true).toBe(keeps);
+    expect(distributionsOf(found, kinds)[0]?.origin?.keepsCopies === true).toBe(keeps);
+  });
+
+  it('a copy is untied from it: no label it is watched by, no ObjectSync marker; the rest stays', () => {
+    const copy: Resource = {
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'settings', namespace: 'team-a', labels: { app: 'x', [LABEL_DISTRIBUTION]: 'objectsync-1' }, annotations: { [ANNOTATION_OBJECT_SYNC]: 'platform/sync', [ANNOTATION_FROM]: 'objectsync-1' } },
+      data: { a: 'b' },
+    };
+    expect(untiedCopy(copy)).toEqual({ ...copy, metadata: { ...copy.metadata, labels: { app: 'x' }, annotations: { [ANNOTATION_FROM]: 'objectsync-1' } } });
   });
 });

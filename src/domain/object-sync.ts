@@ -6,7 +6,18 @@ import { ANNOTATION_AUTHOR, recordedAuthor } from './author.js';
 import { apiVersionFor, type KindRegistry } from './kinds.js';
 import { NOT_STALLED_REASON, RETRYING_REASON } from './readiness.js';
 import { SUCCEEDED_REASON } from './status.js';
-import { isSummaryCondition, STALLED_CONDITION, type Condition, type DistributionStatus, type ObjectMeta, type ResourceDistribution, type Targets } from './types.js';
+import {
+  ANNOTATION_OBJECT_SYNC,
+  isSummaryCondition,
+  LABEL_DISTRIBUTION,
+  STALLED_CONDITION,
+  type Condition,
+  type DistributionStatus,
+  type ObjectMeta,
+  type Resource,
+  type ResourceDistribution,
+  type Targets,
+} from './types.js';
 
 export const OBJECT_SYNC_GROUP = 'sync.rustrial.org';
 export const OBJECT_SYNC_VERSION = 'v1alpha1';
@@ -21,6 +32,8 @@ export const LEGACY_FINALIZER = 'sync.rustrial.org/rustrial-object-syncer';
 export const LEGACY_SOURCE_ANNOTATION = 'sync.rustrial.org/source-object';
 /** The distributions an ObjectSync stands for are named `objectsync-<hash>`: a label value, unique per ObjectSync (uid) and destination name. */
 export const OBJECT_SYNC_PREFIX = 'objectsync-';
+/** What the API server adds to an object deleted with propagation Orphan (`kubectl delete --cascade=orphan`). */
+export const ORPHAN_FINALIZER = 'orphan';
 
 export interface ObjectSyncSource {
   group: string;
@@ -63,6 +76,28 @@ export interface ObjectSync {
   metadata: ObjectMeta & { name: string; namespace: string };
   spec: { source: ObjectSyncSource; destinations: ObjectSyncDestination[] };
   status?: ObjectSyncStatus;
+  /** Held in memory only (see orphanIntent): it was deleted with propagation Orphan. */
+  keepsCopies?: true;
+}
+
+/**
+ * Whether an ObjectSync being deleted keeps its copies, as a distribution deleted with
+ * propagation Orphan does. The API server says so with the `orphan` finalizer, which the garbage
+ * collector removes at once (an ObjectSync has no dependents it knows of): the intent is kept from
+ * the version that showed it, for the same object (uid), to every later one.
+ */
+export function orphanIntent(current: ObjectSync, previous: ObjectSync | undefined): ObjectSync {
+  if (current.metadata.deletionTimestamp === undefined) return current;
+  const shown = current.metadata.finalizers?.includes(ORPHAN_FINALIZER) === true;
+  const kept = previous?.keepsCopies === true && previous.metadata.uid === current.metadata.uid;
+  return shown || kept ? { ...current, keepsCopies: true } : current;
+}
+
+/** A copy untied from its ObjectSync, as the garbage collector unties a distribution's copies: no longer watched nor deleted by us. */
+export function untiedCopy(copy: Resource): Resource {
+  const { [LABEL_DISTRIBUTION]: _label, ...labels } = copy.metadata.labels ?? {};
+  const { [ANNOTATION_OBJECT_SYNC]: _marker, ...annotations } = copy.metadata.annotations ?? {};
+  return { ...copy, metadata: { ...copy.metadata, labels, annotations } };
 }
 
 export function objectSyncKey(os: Pick<ObjectSync, 'metadata'>): string {
@@ -122,7 +157,7 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
           targets: targetsOf(group),
         },
         ...(status ? { status } : {}),
-        origin: { apiVersion: os.apiVersion, kind: os.kind, namespace: os.metadata.namespace, name: os.metadata.name, uid },
+        origin: { apiVersion: os.apiVersion, kind: os.kind, namespace: os.metadata.namespace, name: os.metadata.name, uid, ...(os.keepsCopies ? { keepsCopies: true as const } : {}) },
       };
     });
 }

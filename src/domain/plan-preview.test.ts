@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { describePlan, describeTally, mergeTallies, MAX_WARNING_LENGTH, tallyActions, type PlanTally, type TypeTally } from './plan-preview.js';
-import type { Action, Resource } from './types.js';
+import type { Action, Resource, WritePolicy } from './types.js';
 
 const object: Resource = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings' } };
 const create = (namespace: string): Action => ({ type: 'create', namespace, object });
@@ -13,7 +13,7 @@ const inSync = (namespace: string): Action => ({ type: 'in-sync', namespace });
 describe('describePlan', () => {
   it.each([
     ['nothing to do at all', [], []],
-    ['a new distribution', [create('a'), create('b')], ['plan: 2 copies to create: a, b', 'plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy']],
+    ['a new distribution', [create('a'), create('b')], ['plan: 2 copies to create: a, b']],
     [
       'an update that narrows and changes content',
       [update('a'), remove('c'), remove('d'), inSync('e')],
@@ -59,9 +59,24 @@ describe('mergeTallies', () => {
 describe('describeTally', () => {
   it.each<[string, PlanTally, string[]]>([
     ['updates and recreates are one line, their first namespaces merged', { update: { count: 4, first: ['b', 'd', 'e'] }, recreate: { count: 1, first: ['c'] } }, ['plan: 5 copies to update: b, c, d and 2 more']],
-    ['10,000 to create', { create: { count: 10_000, first: ['ns-0000', 'ns-0001', 'ns-0002'] } }, ['plan: 10000 copies to create: ns-0000, ns-0001, ns-0002 and 9997 more', 'plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy']],
+    ['10,000 to create', { create: { count: 10_000, first: ['ns-0000', 'ns-0001', 'ns-0002'] } }, ['plan: 10000 copies to create: ns-0000, ns-0001, ns-0002 and 9997 more']],
     ['in sync only', { 'in-sync': { count: 2, first: ['a', 'b'] } }, ['plan: 2 copies are already up to date']],
   ])('%s', (_what, tally, lines) => {
     expect(describeTally(tally, { sameNamedUnknown: true })).toEqual(lines);
+  });
+});
+
+describe('the sentence on meeting a same-named object: only where it says something of this distribution', () => {
+  const creates: PlanTally = { create: { count: 1, first: ['a'] } };
+  it.each<[string, PlanTally, WritePolicy | undefined, string | undefined]>([
+    ['default (left alone and reported, as always): nothing more', creates, undefined, undefined],
+    ['ignore: nothing more', creates, 'ignore', undefined],
+    ['overwrite: taken over', creates, 'overwrite', 'plan: a same-named object someone else made where a copy is created is taken over (writePolicy overwrite)'],
+    ['strict: holds back every write', creates, 'strict', 'plan: a same-named object someone else made where a copy is created holds back every write (writePolicy strict)'],
+    ['overwrite, nothing to create: nothing more', { update: { count: 1, first: ['a'] } }, 'overwrite', undefined],
+  ])('%s', (_what, tally, writePolicy, sentence) => {
+    const lines = describeTally(tally, { sameNamedUnknown: true, ...(writePolicy === undefined ? {} : { writePolicy }) });
+    expect(lines.slice(1)).toEqual(sentence === undefined ? [] : [sentence]);
+    for (const line of lines) expect(line.length).toBeLessThanOrEqual(MAX_WARNING_LENGTH);
   });
 });

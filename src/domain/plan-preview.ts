@@ -2,8 +2,10 @@
 // controller's caches (its copies, the namespaces), summed up per kind of action with the first
 // few namespaces of each. The caches hold only copies of ours: a same-named object someone else
 // made in a namespace is found when the copy is written (then taken over or left as a conflict,
-// per writePolicy), so "to create" says so.
-import type { ActionType, PlannedAction } from './types.js';
+// per writePolicy). Where the status already reports one, the preview says conflict; where the
+// policy takes over or holds back on meeting one, the preview says so; under the default (left
+// alone and reported) it says nothing more: what holds for every distribution is no news.
+import type { ActionType, PlannedAction, WritePolicy } from './types.js';
 
 /** The API server keeps warnings of up to 120 characters whole (longer ones may be cut). */
 export const MAX_WARNING_LENGTH = 120;
@@ -81,8 +83,20 @@ function namespacesFitting(prefix: string, { count, first }: TypeTally): string 
   return prefix.slice(0, MAX_WARNING_LENGTH);
 }
 
+/** What the policy does with a same-named object someone else made, where it says something of this distribution. */
+const MEETING_ANOTHER: Partial<Record<WritePolicy, string>> = {
+  overwrite: 'plan: a same-named object someone else made where a copy is created is taken over (writePolicy overwrite)',
+  strict: 'plan: a same-named object someone else made where a copy is created holds back every write (writePolicy strict)',
+};
+
+export interface DescribeOptions {
+  /** Objects that are not ours are unknown to the plan (the caches hold only ours). */
+  sameNamedUnknown: boolean;
+  writePolicy?: WritePolicy;
+}
+
 /** One line per kind of action there is, then what is already right; nothing when there is no target at all. */
-export function describeTally(tally: PlanTally, options: { sameNamedUnknown: boolean }): string[] {
+export function describeTally(tally: PlanTally, options: DescribeOptions): string[] {
   const lines: string[] = [];
   for (const group of GROUPS) {
     const counted = mergeTallies(group.types.map((type) => tally[type]));
@@ -90,13 +104,12 @@ export function describeTally(tally: PlanTally, options: { sameNamedUnknown: boo
   }
   const inSync = tally['in-sync']?.count ?? 0;
   if (inSync > 0) lines.push(`plan: ${inSync} ${inSync === 1 ? 'copy is' : 'copies are'} already up to date`);
-  if (options.sameNamedUnknown && tally.create !== undefined) {
-    lines.push('plan: a same-named object found where a copy is created is taken over or left alone, per writePolicy');
-  }
+  const meeting = MEETING_ANOTHER[options.writePolicy ?? 'ignore'];
+  if (options.sameNamedUnknown && tally.create !== undefined && meeting !== undefined) lines.push(meeting);
   return lines;
 }
 
 /** describeTally of a plan's actions (sorted by namespace, as plans are). */
-export function describePlan(actions: readonly PlannedAction[], options: { sameNamedUnknown: boolean }): string[] {
+export function describePlan(actions: readonly PlannedAction[], options: DescribeOptions): string[] {
   return describeTally(tallyActions(actions), options);
 }

@@ -4,7 +4,7 @@ import { hashResource } from './hash.js';
 import { reportedConflict } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
 import { mergeTallies, tallyAction, type PlanTally } from './plan-preview.js';
-import type { Action, ActionType, ConflictReason, NamespaceInfo, PlannedAction, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
+import type { Action, ActionType, ConflictReason, DistributionStatus, NamespaceInfo, PlannedAction, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
 
 /**
  * Under writePolicy overwrite we take over what is not ours, except Secrets of a forbidden type
@@ -128,6 +128,12 @@ interface PlanInput {
    * the part of the whole plan that concerns them.
    */
   within?: ReadonlySet<string>;
+  /**
+   * For a preview: namespaces where the status already reports a conflict over these copies. The
+   * caches hold only copies of ours, so a preview would otherwise plan a create over what the
+   * reconciler has found to be someone else's object.
+   */
+  knownConflicts?: ReadonlySet<string>;
 }
 
 /** The plan, with `perTarget` deciding each targeted namespace. */
@@ -177,12 +183,20 @@ export function previewTally(input: PlanInput): PlanTally {
   const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
   const hash = hashResource(rd.spec.resource);
   const tally: PlanTally = {};
-  for (const namespace of targeted) tallyAction(tally, previewType(decide(rd, existing.get(namespace), hash)), namespace);
+  for (const namespace of targeted) {
+    const type = previewType(decide(rd, existing.get(namespace), hash));
+    tallyAction(tally, type === 'create' && input.knownConflicts?.has(namespace) === true ? 'conflict' : type, namespace);
+  }
   for (const namespace of missing) tallyAction(tally, 'namespace-missing', namespace);
   if (existing.size > 0) {
     for (const action of deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces)) tallyAction(tally, 'delete', action.namespace);
   }
   return rd.spec.writePolicy === 'strict' ? strictTally(tally) : tally;
+}
+
+/** The namespaces where a status reports a conflict (at most the first MAX_FAILED_NAMESPACES by name: the rest are not known). */
+export function knownConflicts(status: DistributionStatus | undefined): ReadonlySet<string> {
+  return new Set(reportedConflict(status)?.failedNamespace ?? []);
 }
 
 /** applyStrict, counted: while a target conflicts, every write counts as a conflict. */

@@ -4,7 +4,7 @@ import { loadCrdSchema } from '../k8s/crd-schema.js';
 import { distribution, namespace, T0 } from '../../test/unit/builders.js';
 import { hashResource } from './hash.js';
 import { compileSpecValidator } from './schema.js';
-import { normaliseSource, sourceKey, withSource } from './source.js';
+import { normaliseSource, sourceKey, sourceWarnings, undistributableSource, withSource } from './source.js';
 import { computeStatus, type SourceStatus } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
 import { ANNOTATION_FROM, ANNOTATION_HASH, CONDITION_TYPES, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
@@ -185,5 +185,46 @@ describe('status with spec.source', () => {
 
   it('keeps the six conditions, then Ready and Stalled, for an inline template', () => {
     expect(computeStatus({ distribution: distribution('inline').build(), outcomes: [], now: T0 }).conditions.map((c) => c.type)).toEqual([...CONDITION_TYPES, 'Ready', 'Stalled']);
+  });
+});
+
+describe('undistributableSource', () => {
+  const ref: SourceRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'release' };
+  it.each([
+    ['a Helm release Secret', { apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1' }, 'source Secret team-a/release exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it'],
+    ['a service-account token', { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/service-account-token' }, 'source Secret team-a/release exists but is of type kubernetes.io/service-account-token, which is never distributed: nothing is copied from it'],
+    ['an Opaque Secret', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque' }, undefined],
+    ['a Secret without a type', { apiVersion: 'v1', kind: 'Secret' }, undefined],
+    ['a ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap' }, undefined],
+    ['another group\'s Secret kind', { apiVersion: 'example.com/v1', kind: 'Secret', type: 'helm.sh/release.v1' }, undefined],
+  ])('%s', (_case, source, expected) => {
+    const message = undistributableSource(ref, source);
+    expect(message).toBe(expected);
+    if (message !== undefined) expect(message).not.toContain('not found');
+  });
+
+  it('held in the status under its own condition: found, counted, not "not found"', () => {
+    const rd = distribution('release-copy').source('team-a', 'release', 'Secret').build();
+    const message = undistributableSource(ref, { apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1' }) ?? '';
+    const status = computeStatus({ distribution: rd, outcomes: [], now: T0, source: { found: true }, undistributable: { desired: 2, message } });
+    expect(status).toMatchObject({ desired: 2, succeeded: 0, failed: 2 });
+    expect(status.conditions.slice(6)).toEqual([
+      { type: 'SourceNotFound', status: 'False', reason: 'Succeeded', lastTransitionTime: expect.any(String) },
+      { type: 'NotDistributable', status: 'True', reason: 'NotDistributable', message, lastTransitionTime: expect.any(String) },
+      expect.objectContaining({ type: 'Ready', status: 'False', reason: 'NotDistributable' }),
+      // It waits on someone: the source's type, or the distribution, must change.
+      expect.objectContaining({ type: 'Stalled', status: 'True', reason: 'NotDistributable' }),
+    ]);
+  });
+});
+
+describe('sourceWarnings: what admission says of the source it found', () => {
+  const ref: SourceRef = { apiVersion: 'v1', kind: 'Secret', namespace: 'team-a', name: 'release' };
+  it.each([
+    ['missing', null, ['spec.source: Secret team-a/release does not exist yet: its copies appear once it does']],
+    ['a Helm release', { apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1' }, ['spec.source: source Secret team-a/release exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it']],
+    ['an Opaque Secret', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque' }, []],
+  ])('%s', (_case, found, expected) => {
+    expect(sourceWarnings(ref, found)).toEqual(expected);
   });
 });

@@ -1,6 +1,8 @@
 // A distribution that copies an object of the cluster (spec.source): what its copies hold is the
 // source as read, minus what the API server owns and what marks the source as someone's copy.
 import { applyCopyMetadata, withoutSourceMarkers } from './copy-metadata.js';
+import { isCoreDataKind } from './kinds.js';
+import { isForbiddenSecretType } from './ownership.js';
 import {
   ANNOTATION_FROM,
   ANNOTATION_HASH,
@@ -74,4 +76,26 @@ export function withSource(rd: ResourceDistribution, source: Resource): Resolved
   let resource = applyCopyMetadata(normaliseSource(source), rd.spec.copyMetadata);
   if (rd.spec.rename !== undefined) resource = { ...resource, metadata: { ...resource.metadata, name: rd.spec.rename } };
   return { ...rd, spec: { ...rd.spec, resource } };
+}
+
+/**
+ * Why a source that exists is never copied (a Secret of a type bound to one namespace or one
+ * tool), in words that say it was found; undefined when it may be copied. Its data is never read.
+ */
+export function undistributableSource(ref: SourceRef, source: Pick<Resource, 'apiVersion' | 'kind' | 'type'>): string | undefined {
+  if (!isCoreDataKind(source.apiVersion, source.kind) || source.kind !== 'Secret' || !isForbiddenSecretType(source.type)) return undefined;
+  return `source ${sourceKey(ref).replace('/', ' ')} exists but is of type ${source.type}, which is never distributed: nothing is copied from it`;
+}
+
+/** What admission reads of a source: never its data. `null`: it does not exist. */
+export type SourceFound = Pick<Resource, 'apiVersion' | 'kind' | 'type'> | null;
+
+/**
+ * The warnings for a source as admission found it: one that does not exist yet is allowed (it may
+ * be created next), as is one that is never copied (it may be replaced), each said.
+ */
+export function sourceWarnings(ref: SourceRef, found: SourceFound): string[] {
+  if (found === null) return [`spec.source: ${ref.kind} ${ref.namespace}/${ref.name} does not exist yet: its copies appear once it does`];
+  const undistributable = undistributableSource(ref, found);
+  return undistributable === undefined ? [] : [`spec.source: ${undistributable}`];
 }

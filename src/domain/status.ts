@@ -15,6 +15,9 @@ import {
   type ResourceDistribution,
   SOURCE_CONDITION,
   AUTHOR_CONDITION,
+  NOT_DISTRIBUTABLE_CONDITION,
+  ANNOTATION_ADOPT,
+  LABEL_DISTRIBUTION,
 } from './types.js';
 
 /** Nothing of the source is written: how many targets it has, and why (the condition's message). */
@@ -42,20 +45,23 @@ function sourceCondition(source: SourceStatus, previous: DistributionStatus | un
   return { type: SOURCE_CONDITION, status, reason: CONDITION_REASONS[SOURCE_CONDITION], message: source.message, lastTransitionTime };
 }
 
-/** Present only while it is True: distributions without a recorded author, or whose author may read and write, have no AuthorAccessDenied. */
-function authorCondition(denied: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
-  const lastTransitionTime = transitionTime(AUTHOR_CONDITION, 'True', previous, now);
-  return { type: AUTHOR_CONDITION, status: 'True', reason: CONDITION_REASONS[AUTHOR_CONDITION], message: denied.message, lastTransitionTime };
+/**
+ * Present only while it is True: otherwise a distribution keeps its six conditions (seven with
+ * spec.source), whose order tools may rely on.
+ */
+function heldCondition(type: typeof AUTHOR_CONDITION | typeof NOT_DISTRIBUTABLE_CONDITION, held: HeldCopies, previous: DistributionStatus | undefined, now: Date): Condition {
+  const lastTransitionTime = transitionTime(type, 'True', previous, now);
+  return { type, status: 'True', reason: CONDITION_REASONS[type], message: held.message, lastTransitionTime };
 }
 
 /**
  * AuthorAccessDenied, when it holds: for the source (nothing is written), or else for the targets
  * the author may not write in (named in failedNamespace).
  */
-function authorConditions(source: SourceStatus | undefined, deniedTargets: readonly Failure[], previous: DistributionStatus | undefined, now: Date): Condition[] {
-  if (source?.found === true && source.denied !== undefined) return [authorCondition(source.denied, previous, now)];
+function authorConditions(source: SourceStatus | undefined, deniedTargets: readonly Failure[], distribution: ResourceDistribution, now: Date): Condition[] {
+  if (source?.found === true && source.denied !== undefined) return [heldCondition(AUTHOR_CONDITION, source.denied, distribution.status, now)];
   if (source?.found === false || deniedTargets.length === 0) return [];
-  return [buildCondition(AUTHOR_CONDITION, deniedTargets, previous, now)];
+  return [buildCondition(AUTHOR_CONDITION, deniedTargets, distribution, now)];
 }
 
 /** Reasons of a True condition: CamelCase identifiers, as Kubernetes conventions ask. */
@@ -69,6 +75,7 @@ export const CONDITION_REASONS: Record<FailureConditionType, string> = {
   NamespaceNotExists: 'NamespaceNotFound',
   SourceNotFound: 'SourceNotFound',
   AuthorAccessDenied: 'AuthorLacksAccess',
+  NotDistributable: 'NotDistributable',
 };
 export const SUCCEEDED_REASON = 'Succeeded';
 
@@ -113,28 +120,49 @@ function conditionFailure(outcome: Outcome): [FailureConditionType, Failure] | u
   return undefined;
 }
 
-/** What each conflict reason means, in the words of the condition's message. */
-const CONFLICT_MEANINGS: Record<ConflictReason, string> = {
-  'foreign-object': 'an object someone else made; annotate it resource-distributor.io/adopt=<distribution> or use writePolicy overwrite',
-  'from-changed': 'its kruise.io/resourcedistribution.resource.from annotation names another distribution',
-  'owned-by-other': 'its controller reference names another owner',
-  'forbidden-type': 'a Secret of a type never written over',
-  'strict-blocked': 'not written: writePolicy strict holds every write while another target conflicts',
-};
-
-function conflictReason(reason: string): string {
-  const meaning = CONFLICT_MEANINGS[reason as ConflictReason] as string | undefined;
-  return meaning === undefined ? reason : `${reason} (${meaning})`;
+/**
+ * How to hand a foreign object over, in the terms of the API the distribution came from: an
+ * ObjectSync is consented to by `<namespace>/<name>` and has no writePolicy; the label (the name
+ * its copies are watched by, generated for an ObjectSync) brings the object to it at once.
+ */
+export function adoptionAdvice(rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  const label = `label it ${LABEL_DISTRIBUTION}=${rd.metadata.name} to have it taken at once`;
+  if (rd.origin !== undefined) {
+    return `annotate it ${ANNOTATION_ADOPT}=${rd.origin.namespace}/${rd.origin.name} (and ${label}) to hand it over to ObjectSync ${rd.origin.namespace}/${rd.origin.name}`;
+  }
+  return `annotate it ${ANNOTATION_ADOPT}=${rd.metadata.name} (and ${label}) to hand it over, or use writePolicy overwrite`;
 }
 
-function message(type: ConditionType, failures: readonly Failure[]): string {
+/** What each conflict reason means, in the words of the condition's message. */
+function conflictMeaning(reason: ConflictReason, rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  switch (reason) {
+    case 'foreign-object':
+      return `an object someone else made; ${adoptionAdvice(rd)}`;
+    case 'from-changed':
+      return 'its kruise.io/resourcedistribution.resource.from annotation names another distribution';
+    case 'owned-by-other':
+      return 'its controller reference names another owner';
+    case 'forbidden-type':
+      return 'a Secret of a type never written over';
+    case 'strict-blocked':
+      return 'not written: writePolicy strict holds every write while another target conflicts';
+  }
+}
+
+const CONFLICT_REASONS: readonly string[] = ['foreign-object', 'from-changed', 'owned-by-other', 'forbidden-type', 'strict-blocked'];
+
+function conflictReason(reason: string, rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
+  return CONFLICT_REASONS.includes(reason) ? `${reason} (${conflictMeaning(reason as ConflictReason, rd)})` : reason;
+}
+
+function message(type: ConditionType, failures: readonly Failure[], rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
   const sorted = [...failures].sort((a, b) => compare(a.namespace, b.namespace));
   if (type === 'NamespaceNotExists') return `namespace not found: ${listBriefly(sorted.map((f) => f.namespace), ', ')}`;
   if (type === 'ConflictOccurred') {
     const byReason = new Map<string, string[]>();
     for (const f of sorted) byReason.set(f.detail, [...(byReason.get(f.detail) ?? []), f.namespace]);
     const reasons = [...byReason].sort(([a], [b]) => compare(a, b));
-    return reasons.map(([reason, namespaces]) => `${conflictReason(reason)}: ${listBriefly(namespaces, ', ')}`).join('; ');
+    return reasons.map(([reason, namespaces]) => `${conflictReason(reason, rd)}: ${listBriefly(namespaces, ', ')}`).join('; ');
   }
   if (type === AUTHOR_CONDITION) return authorMessage(sorted);
   return listBriefly(sorted.map((f) => `${f.namespace}: ${f.detail}`));
@@ -152,14 +180,15 @@ function authorMessage(sorted: readonly Failure[]): string {
 function buildCondition(
   type: FailureConditionType,
   failures: readonly Failure[],
-  previous: DistributionStatus | undefined,
+  distribution: ResourceDistribution,
   now: Date,
 ): Condition {
+  const previous = distribution.status;
   const status = failures.length > 0 ? 'True' : 'False';
   const lastTransitionTime = transitionTime(type, status, previous, now);
   if (status === 'False') return { type, status, reason: SUCCEEDED_REASON, lastTransitionTime };
   const failedNamespace = [...new Set(failures.map((f) => f.namespace))].sort().slice(0, MAX_FAILED_NAMESPACES);
-  return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures), lastTransitionTime, failedNamespace };
+  return { type, status, reason: CONDITION_REASONS[type], message: message(type, failures, distribution), lastTransitionTime, failedNamespace };
 }
 
 function succeededIn(outcome: Outcome): boolean {
@@ -202,12 +231,23 @@ function tally(found: PassOutcomes): { targets: number; inSync: number; failures
   return { targets: count, inSync, failures };
 }
 
-/** The failure conditions that wait on someone: a missing or unreadable source, and those with a failure no retry mends. */
-function waitingConditions(failures: ReadonlyMap<FailureConditionType, readonly Failure[]>, source: SourceStatus | undefined): Set<FailureConditionType> {
+/** The failure conditions that wait on someone: a missing, unreadable or undistributable source, and those with a failure no retry mends. */
+function waitingConditions(failures: ReadonlyMap<FailureConditionType, readonly Failure[]>, source: SourceStatus | undefined, undistributable: HeldCopies | undefined): Set<FailureConditionType> {
   const waiting = new Set<FailureConditionType>();
   for (const [type, found] of failures) if (found.some((failure) => failure.waits)) waiting.add(type);
   if (source !== undefined) waiting.add(SOURCE_CONDITION).add(AUTHOR_CONDITION);
+  if (undistributable !== undefined) waiting.add(NOT_DISTRIBUTABLE_CONDITION);
   return waiting;
+}
+
+/** After the six: the source's, and those present only while something holds copies back. */
+function heldConditions(input: { distribution: ResourceDistribution; now: Date; source?: SourceStatus; undistributable?: HeldCopies; deniedTargets: readonly Failure[] }): Condition[] {
+  const { distribution, now, source, undistributable } = input;
+  const conditions: Condition[] = [];
+  if (source) conditions.push(sourceCondition(source, distribution.status, now));
+  conditions.push(...authorConditions(source, input.deniedTargets, distribution, now));
+  if (undistributable !== undefined) conditions.push(heldCondition(NOT_DISTRIBUTABLE_CONDITION, undistributable, distribution.status, now));
+  return conditions;
 }
 
 /**
@@ -221,20 +261,23 @@ export function computeStatus(
     distribution: ResourceDistribution;
     now: Date;
     source?: SourceStatus;
+    /** What it would copy is never copied (nothing is written; every target counts as not in sync), and why. */
+    undistributable?: HeldCopies;
   },
 ): DistributionStatus {
   const { distribution, now, source } = input;
   const { targets, inSync, failures } = tally(input);
   // With its source missing or denied, nothing is written, and no target holds what the source would give.
-  const held = source?.found === false ? source : source?.denied;
+  const held = input.undistributable ?? (source?.found === false ? source : source?.denied);
   const desired = held === undefined ? targets : held.desired;
   const succeeded = held === undefined ? inSync : 0;
-  const conditions = CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution.status, now));
-  if (source) conditions.push(sourceCondition(source, distribution.status, now));
-  conditions.push(...authorConditions(source, failures.get(AUTHOR_CONDITION) ?? [], distribution.status, now));
+  const conditions = [
+    ...CONDITION_TYPES.map((type) => buildCondition(type, failures.get(type) ?? [], distribution, now)),
+    ...heldConditions({ ...input, deniedTargets: failures.get(AUTHOR_CONDITION) ?? [] }),
+  ];
   const since = (type: ConditionType, status: Condition['status']): string => transitionTime(type, status, distribution.status, now);
   const failed = desired - succeeded;
-  conditions.push(...readinessConditions({ conditions, waiting: waitingConditions(failures, source), desired, failed, since }));
+  conditions.push(...readinessConditions({ conditions, waiting: waitingConditions(failures, source, input.undistributable), desired, failed, since }));
   const status: DistributionStatus = { desired, succeeded, failed, conditions };
   const generation = distribution.metadata.generation;
   if (generation !== undefined) status.observedGeneration = generation;

@@ -161,6 +161,8 @@ export interface DistributionOrigin {
   namespace: string;
   name: string;
   uid: string;
+  /** Deleted with propagation Orphan: its copies are kept, untied from it, before it goes. */
+  keepsCopies?: true;
 }
 
 /**
@@ -198,8 +200,14 @@ export const CONDITION_TYPES = [
 export const SOURCE_CONDITION = 'SourceNotFound';
 /** After SourceNotFound, only while the author recorded at admission may not read the source, or write in a target. */
 export const AUTHOR_CONDITION = 'AuthorAccessDenied';
+/**
+ * After the others, only while what the distribution would copy is never copied: a source that
+ * exists but is a Secret of a forbidden type, or a template stored while admission was off or
+ * before a rule existed.
+ */
+export const NOT_DISTRIBUTABLE_CONDITION = 'NotDistributable';
 /** The conditions that each report one kind of failure, True while it happens. */
-export type FailureConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION;
+export type FailureConditionType = (typeof CONDITION_TYPES)[number] | typeof SOURCE_CONDITION | typeof AUTHOR_CONDITION | typeof NOT_DISTRIBUTABLE_CONDITION;
 /**
  * Last, after every failure condition: the summary that kstatus (Flux, kpt), Argo CD and Karmada
  * read. Ready: the status describes this generation and every target holds a correct copy.

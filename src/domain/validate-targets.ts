@@ -187,6 +187,21 @@ function costProblems(included: Listed, excluded: Listed): FieldProblem[] {
   return [];
 }
 
+/**
+ * Included names that an exclusion pattern removes: never targets, though listed. A name both
+ * included and excluded by name is refused; by pattern it may be meant (a broad exclusion), but a
+ * distribution that then targets nothing must not pass in silence.
+ */
+function excludedByPattern(included: Listed, excluded: Listed): string[] {
+  if (excluded.patterns.length === 0) return [];
+  const exclusions = compileGlobSet(excluded.patterns);
+  const removed = new Set<string>();
+  for (const name of included.names) if (name !== undefined && exclusions.has(name)) removed.add(name);
+  const shown = [...removed].slice(0, MAX_MISSING_WARNINGS).map((name) => `namespace ${quote(name)} is included but an excludedNamespaces pattern removes it: never a target`);
+  const rest = removed.size - shown.length;
+  return rest > 0 ? [...shown, `${rest} more included namespaces are removed by excludedNamespaces patterns`] : shown;
+}
+
 /** Rules for spec.targets; `warnings` receives what is allowed but probably not meant. */
 export function validateTargets(
   value: unknown,
@@ -206,5 +221,7 @@ export function validateTargets(
   problems.push(...costProblems(included, excludedList));
   problems.push(...checkSelector(targets));
   warnings.push(...targetWarnings(targets, included, excluded, namespaceExists));
+  // Only once testing them is known to stay within bounds (a problem denies the request anyway).
+  if (problems.length === 0) warnings.push(...excludedByPattern(included, excludedList));
   return problems;
 }

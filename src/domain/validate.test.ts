@@ -255,6 +255,14 @@ describe('validateDistribution: warnings', () => {
       ],
     ],
     ['targets select nothing', distribution('d').configMap('c'), undefined, ['spec.targets selects no namespace: set allNamespaces, includedNamespaces or namespaceLabelSelector']],
+    ['an included name an exclusion pattern removes', cm().included('team-a', 'ops').patterns([], ['team-*']), () => true, ['namespace "team-a" is included but an excludedNamespaces pattern removes it: never a target']],
+    ['an included name no exclusion pattern matches', cm().included('ops').patterns([], ['team-*']), () => true, []],
+    [
+      'many removed by patterns are summed up',
+      cm().included('t-1', 't-2', 't-3', 't-4', 't-5', 't-6', 't-7').patterns([], ['t-*']),
+      () => true,
+      [...[1, 2, 3, 4, 5].map((n) => `namespace "t-${n}" is included but an excludedNamespaces pattern removes it: never a target`), '2 more included namespaces are removed by excludedNamespaces patterns'],
+    ],
     ['resource namespace set', cm().templateMetadata({ namespace: 'source' }), () => true, ['spec.resource.metadata.namespace is ignored: copies go to the target namespaces']],
   ])('%s', (_name, builder, namespaceExists, expected) => {
     const result = check(builder.build(), { namespaceExists });

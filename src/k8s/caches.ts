@@ -2,7 +2,7 @@
 // ConfigMaps carrying the distribution label: never every Secret of the cluster).
 import { createSourceCache, type SourceCache } from './source-cache.js';
 import { apiVersionFor, CORE_REGISTRY, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
-import type { ObjectSync } from '../domain/object-sync.js';
+import { orphanIntent, type ObjectSync } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { podCopyKey } from '../domain/pending-copies.js';
 import { injectionMode } from '../domain/pod-injection.js';
@@ -270,6 +270,8 @@ export function createCaches(options: CacheOptions): Caches {
             ...common,
             resource: 'objectsyncs',
             store: objectSyncs,
+            // Deleted with propagation Orphan: said by a finalizer the garbage collector soon removes.
+            transform: (object) => orphanIntent(object, objectSyncs.get(namespacedKey(object))),
             list: () => api.listObjectSyncs(),
             watch: (watchOptions, callbacks) => api.watch('objectsyncs', watchOptions, callbacks),
             onChange: (change) => options.onChange({ resource: 'objectsyncs', change }),

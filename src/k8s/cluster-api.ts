@@ -84,7 +84,8 @@ export interface LeaseSpec {
 export interface EventObject {
   namespace: string;
   generateName: string;
-  involvedObject: { apiVersion: string; kind: string; name: string; uid?: string; resourceVersion?: string };
+  /** `namespace` for a namespaced object (the API server refuses an Event elsewhere than its object's namespace). */
+  involvedObject: { apiVersion: string; kind: string; name: string; namespace?: string; uid?: string; resourceVersion?: string };
   reason: string;
   message: string;
   type: 'Normal' | 'Warning';

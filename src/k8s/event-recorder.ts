@@ -16,10 +16,10 @@ export interface EventRecorder {
 }
 
 /** A namespaced origin (an ObjectSync) gets its Events in its own namespace, about itself. */
-function subjectOf(rd: ResourceDistribution): { namespace: string; apiVersion: string; kind: string; name: string } {
+function subjectOf(rd: ResourceDistribution): { namespace: string; apiVersion: string; kind: string; name: string; namespaced: boolean } {
   const { origin } = rd;
-  if (origin !== undefined) return { namespace: origin.namespace, apiVersion: origin.apiVersion, kind: origin.kind, name: origin.name };
-  return { namespace: EVENT_NAMESPACE, apiVersion: API_VERSION, kind: KIND, name: rd.metadata.name };
+  if (origin !== undefined) return { namespace: origin.namespace, apiVersion: origin.apiVersion, kind: origin.kind, name: origin.name, namespaced: true };
+  return { namespace: EVENT_NAMESPACE, apiVersion: API_VERSION, kind: KIND, name: rd.metadata.name, namespaced: false };
 }
 
 export function createEventRecorder(deps: { api: ClusterApi; clock: Clock; log: Logger; instance: string }): EventRecorder {
@@ -34,6 +34,8 @@ export function createEventRecorder(deps: { api: ClusterApi; clock: Clock; log: 
             apiVersion: subject.apiVersion,
             kind: subject.kind,
             name: subject.name,
+            // Without it, the API server takes the object for one of `default` and refuses the Event anywhere else.
+            ...(subject.namespaced ? { namespace: subject.namespace } : {}),
             uid: rd.metadata.uid,
             resourceVersion: rd.metadata.resourceVersion,
           },

@@ -4,6 +4,7 @@
 // Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
 import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
 import { kindKeyOf } from '../domain/kinds.js';
+import { untiedCopy } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type ResolvedDistribution, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -23,6 +24,8 @@ export interface CopyRemovalDeps {
 export interface CopyRemoval {
   /** The distribution is not in the cache: delete the copies still tied to it, once a live read confirms it is gone. */
   removeOrphans(name: string, signal: AbortSignal): Promise<ProcessResult>;
+  /** Its origin was deleted with propagation Orphan: unties every copy it controls (they stay), then lets the origin go. */
+  orphanCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<ProcessResult>;
   /** Deletes every copy the distribution controls, then lets its origin go once none is left. */
   removeCopies(rd: ResourceDistribution, signal: AbortSignal): Promise<{ result: ProcessResult; outcomes: WriteOutcome[] }>;
   /**
@@ -66,6 +69,18 @@ export function createCopyRemoval(deps: CopyRemovalDeps): CopyRemoval {
       log.info({ name, orphans: orphans.length }, 'removing copies of a deleted distribution');
       const outcomes = await applyAll(orphans.map(plannedDelete), signal);
       return signal.aborted || needsRetry(outcomes) ? 'retry' : 'done';
+    },
+    async orphanCopies(rd, signal) {
+      const ours = caches.copies.byDistribution(rd.metadata.name).filter((copy) => isControlledBy(rd, copy));
+      const untie = (copy: Resource): Planned => ({
+        action: { type: 'update', namespace: copy.metadata.namespace ?? '', object: untiedCopy(copy) },
+        kind: kindKeyOf(copy.apiVersion, copy.kind),
+      });
+      if (ours.length > 0) log.info({ name: rd.metadata.name, copies: ours.length }, 'keeping the copies of an ObjectSync deleted with propagation Orphan');
+      const outcomes = await applyAll(ours.map(untie), signal);
+      if (signal.aborted || needsRetry(outcomes)) return 'retry';
+      await catalog.release(rd);
+      return 'done';
     },
     /** Its (namespaced) origin is being deleted, or its source is gone and its copies go with it. */
     async removeCopies(rd, signal) {

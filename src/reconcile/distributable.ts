@@ -3,7 +3,7 @@ import { applyCopyMetadata } from '../domain/copy-metadata.js';
 import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
 import { MAX_TEMPLATE_DEPTH, nestsDeeperThan } from '../domain/nesting.js';
 import { isControlledBy } from '../domain/ownership.js';
-import { withSource } from '../domain/source.js';
+import { undistributableSource, withSource } from '../domain/source.js';
 import type { ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceCache } from '../k8s/source-cache.js';
 
@@ -20,29 +20,35 @@ function nestsTooDeeply(resource: Resource): boolean {
 /**
  * Admission rejects anything else; this guards against objects stored while the webhook was off
  * or before a rule existed (never distribute a forbidden Secret type, whatever got stored or
- * whatever a source became; never a template nested too deeply to copy).
+ * whatever a source became; never a template nested too deeply to copy). Why not, in the words
+ * of the status (`what`: the template or the source it came from); undefined when it may be copied.
  */
-export function isDistributable(rd: ResourceDistribution, kinds: KindRegistry): rd is ResolvedDistribution {
+function whyNotDistributable(rd: ResourceDistribution, kinds: KindRegistry, what: string): string | undefined {
   const resource = rd.spec?.resource;
-  return (
-    typeof resource?.metadata?.name === 'string' &&
-    !nestsTooDeeply(resource) &&
-    kinds.find(resource.apiVersion, resource.kind) !== undefined &&
-    !(isCoreDataKind(resource.apiVersion, resource.kind) && resource.kind === 'Secret' && isForbiddenSecretType(resource.type)) &&
-    typeof rd.spec.targets === 'object'
-  );
+  if (typeof resource?.metadata?.name !== 'string') return `${what} has no metadata.name`;
+  if (nestsTooDeeply(resource)) return `${what} is nested more than ${MAX_TEMPLATE_DEPTH} levels deep`;
+  if (kinds.find(resource.apiVersion, resource.kind) === undefined) return `${what}: kind ${resource.kind} of ${resource.apiVersion} is not allowed (RD_ALLOWED_KINDS)`;
+  if (isCoreDataKind(resource.apiVersion, resource.kind) && resource.kind === 'Secret' && isForbiddenSecretType(resource.type)) {
+    return `${what} is a Secret of type ${resource.type ?? ''}, which is never distributed`;
+  }
+  return typeof rd.spec.targets === 'object' ? undefined : 'spec.targets is missing';
+}
+
+export function isDistributable(rd: ResourceDistribution, kinds: KindRegistry): rd is ResolvedDistribution {
+  return whyNotDistributable(rd, kinds, 'spec.resource') === undefined;
 }
 
 /**
  * What a distribution copies, at hand: `ready` with the template or the source's content;
  * `pending` while its source has not been read yet; `source-missing` (`ownCopy`: what stands there
- * is this distribution's own copy, left where spec.source moved to); `invalid` (nothing we may copy).
+ * is this distribution's own copy, left where spec.source moved to); `invalid` (nothing we may
+ * copy, and why: the status says so while it stays so).
  */
 export type Resolution =
   | { state: 'ready'; rd: ResolvedDistribution }
   | { state: 'pending' }
   | { state: 'source-missing'; ref: SourceRef; ownCopy?: true }
-  | { state: 'invalid' };
+  | { state: 'invalid'; message: string };
 
 /** The last resolution of each source object, reused while the distribution is the same object: the template then is too, and its hash is remembered. */
 const resolutions = new WeakMap<Resource, { rd: ResourceDistribution; resolved: ResolvedDistribution }>();
@@ -71,15 +77,23 @@ function withRules(rd: ResolvedDistribution): ResolvedDistribution {
 export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {
   const { sources, kinds } = caches;
   const ref = rd.spec?.source;
-  if (ref === undefined) return isDistributable(rd, kinds) ? { state: 'ready', rd: withRules(rd) } : { state: 'invalid' };
-  if (kinds.find(ref.apiVersion, ref.kind) === undefined) return { state: 'invalid' };
+  if (ref === undefined) {
+    const why = whyNotDistributable(rd, kinds, 'spec.resource');
+    return why === undefined ? { state: 'ready', rd: withRules(rd as ResolvedDistribution) } : { state: 'invalid', message: why };
+  }
+  const named = `source ${ref.kind} ${ref.namespace}/${ref.name}`;
+  if (kinds.find(ref.apiVersion, ref.kind) === undefined) return { state: 'invalid', message: `${named}: kind ${ref.kind} of ${ref.apiVersion} is not allowed (RD_ALLOWED_KINDS)` };
   const known = sources.get(ref);
   if (!known.synced) return { state: 'pending' };
   if (known.object === undefined) return { state: 'source-missing', ref };
-  if (nestsTooDeeply(known.object)) return { state: 'invalid' };
+  if (nestsTooDeeply(known.object)) return { state: 'invalid', message: `${named} is nested more than ${MAX_TEMPLATE_DEPTH} levels deep` };
+  // Said as found: it exists, and what it is is never copied.
+  const forbidden = undistributableSource(ref, known.object);
+  if (forbidden !== undefined) return { state: 'invalid', message: forbidden };
   // Copying our own copy would spread a stale copy as if it were the source; it is no source, and
   // it goes (the source's namespace is never a target) once admission allowed its deletion.
   if (isControlledBy(rd, known.object)) return { state: 'source-missing', ref, ownCopy: true };
   const resolved = resolvedFrom(rd, known.object);
-  return isDistributable(resolved, kinds) ? { state: 'ready', rd: resolved } : { state: 'invalid' };
+  const why = whyNotDistributable(resolved, kinds, named);
+  return why === undefined ? { state: 'ready', rd: resolved } : { state: 'invalid', message: why };
 }

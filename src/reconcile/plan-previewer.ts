@@ -2,13 +2,26 @@
 // reconciler's own planner over the namespaces and the copies of ours the caches hold, deciding
 // without rendering copies, counted per type of action.
 import { kindKeyOf } from '../domain/kinds.js';
-import { previewTally } from '../domain/plan.js';
+import { knownConflicts, previewTally } from '../domain/plan.js';
 import type { PlanTally } from '../domain/plan-preview.js';
 import type { Clock } from '../domain/clock.js';
-import type { Resource, ResourceDistribution } from '../domain/types.js';
+import type { ResolvedDistribution, Resource, ResourceDistribution } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import { resolveDistribution } from './distributable.js';
 import { targetNamespaces } from './target-namespaces.js';
+
+/**
+ * The conflicts the stored distribution's status reports, while they concern the copies this one
+ * writes (same kind and name): a conflict over another name says nothing of this one's.
+ */
+function conflictsOverTheSameCopies(rd: ResourceDistribution, resolved: ResolvedDistribution, caches: Caches): ReadonlySet<string> {
+  const stored = caches.distributions.get(rd.metadata.name) ?? rd;
+  const was = stored === rd ? { state: 'ready' as const, rd: resolved } : resolveDistribution(stored, caches);
+  if (was.state !== 'ready') return new Set();
+  const [before, now] = [was.rd.spec.resource, resolved.spec.resource];
+  const same = kindKeyOf(before.apiVersion, before.kind) === kindKeyOf(now.apiVersion, now.kind) && before.metadata.name === now.metadata.name;
+  return same ? knownConflicts(stored.status) : new Set();
+}
 
 export type PlanPreviewer = (rd: ResourceDistribution) => PlanTally | undefined;
 
@@ -30,6 +43,7 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
       if (sameKind && copy.metadata.namespace !== undefined) existing.set(copy.metadata.namespace, copy);
     }
     const namespaces = targetNamespaces(resolved, caches, deps.forbiddenNamespaces);
-    return previewTally({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock() });
+    const conflicts = conflictsOverTheSameCopies(rd, resolved, caches);
+    return previewTally({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock(), knownConflicts: conflicts });
   };
 }

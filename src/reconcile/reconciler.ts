@@ -14,7 +14,6 @@
 import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
-import { MAX_TEMPLATE_DEPTH } from '../domain/nesting.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
 import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
@@ -288,6 +287,30 @@ function missingSourceMessage(rd: ResourceDistribution, ref: SourceRef): string 
   return previous === deleted ? deleted : `source ${ref.kind} ${ref.namespace}/${ref.name} not found: the copies are kept as they are`;
 }
 
+/**
+ * What the distribution would copy is never copied (a source that is a Secret of a forbidden type,
+ * a template stored while admission was off): the status says so, with an Event, while it stays
+ * so, counting every target as not in sync. Copies stay as they are where it targets; those where
+ * it no longer targets go, as with a missing source. A change of the distribution or of its
+ * source brings the next pass.
+ */
+async function reportUndistributable(parts: Parts, rd: ResourceDistribution, message: string, signal: AbortSignal): Promise<ProcessResult> {
+  const { caches, forbiddenNamespaces, log } = parts.deps;
+  log.warn({ name: rd.metadata.name, reason: message }, 'nothing distributable');
+  const source = rd.spec?.source === undefined ? undefined : { found: true as const };
+  if (typeof rd.spec?.targets !== 'object') {
+    await parts.reporter.writeStatus(rd, { outcomes: [] }, source, { desired: 0, message });
+    return 'done';
+  }
+  const namespaces = targetNamespaces(rd, caches, forbiddenNamespaces);
+  const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, forbiddenNamespaces));
+  const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
+  if (signal.aborted) return 'retry';
+  const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
+  await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, source, { desired: targeted.length + missing.length, message });
+  return needsRetry(outcomes) ? 'retry' : 'done';
+}
+
 /** Why the author recorded on `rd` may not have its source copied now; undefined when nothing stands in the way. */
 async function authorDenial(parts: Parts, rd: ResourceDistribution, source: Resource | undefined): Promise<string | undefined> {
   const gate = parts.deps.authors;
@@ -310,8 +333,11 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
   const rd = parts.deps.catalog.get(name);
   if (!rd) return forgetAndRemoveOrphans(parts, name, signal);
   // Being deleted: the garbage collector removes the copies of what owns them; those of a
-  // namespaced origin are ours to remove before it goes.
-  if (rd.metadata.deletionTimestamp) return rd.origin === undefined ? 'done' : (await parts.removal.removeCopies(rd, signal)).result;
+  // namespaced origin are ours to remove before it goes, unless it was deleted to keep them.
+  if (rd.metadata.deletionTimestamp) {
+    if (rd.origin === undefined) return 'done';
+    return rd.origin.keepsCopies ? parts.removal.orphanCopies(rd, signal) : (await parts.removal.removeCopies(rd, signal)).result;
+  }
   // Read at the same moment: the author is asked about the very source version the copies are made of.
   const source = sourceObject(rd, parts.deps.caches.sources);
   const resolved = resolveDistribution(rd, parts.deps.caches);
@@ -328,7 +354,8 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
       parts.lastPasses.forget(name);
       return reportHeldSource(parts, rd, resolved.ref, { missing: true, ownCopy: resolved.ownCopy === true }, signal);
     case 'invalid':
-      throw new TerminalError(`distribution ${name} has nothing distributable (spec.resource or its source, nested at most ${MAX_TEMPLATE_DEPTH} levels) or no spec.targets`);
+      parts.lastPasses.forget(name);
+      return reportUndistributable(parts, rd, resolved.message, signal);
   }
 }
 

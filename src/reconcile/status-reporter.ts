@@ -1,7 +1,7 @@
 // The end of a pass: the status computed from its outcomes (pure, clock passed in), written only
 // when it changed, with a Warning Event for each failure that is new.
 import type { Clock } from '../domain/clock.js';
-import { computeStatus, statusEquals, type PassOutcomes, type SourceStatus } from '../domain/status.js';
+import { computeStatus, statusEquals, type HeldCopies, type PassOutcomes, type SourceStatus } from '../domain/status.js';
 import { REGISTRY_SECRET_TYPES, type ResolvedDistribution, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { EventRecorder } from '../k8s/event-recorder.js';
@@ -16,7 +16,8 @@ export interface StatusReporterDeps {
 }
 
 export interface StatusReporter {
-  writeStatus(rd: ResourceDistribution, found: PassOutcomes, source?: SourceStatus): Promise<void>;
+  /** `undistributable`: nothing is copied, and why (the NotDistributable condition). */
+  writeStatus(rd: ResourceDistribution, found: PassOutcomes, source?: SourceStatus, undistributable?: HeldCopies): Promise<void>;
   /** spec.imagePullSecretInjection on a source that turns out not to be a registry Secret: pods get nothing; said once per source content. */
   checkInjection(rd: ResolvedDistribution): Promise<void>;
 }
@@ -27,8 +28,8 @@ export function createStatusReporter(deps: StatusReporterDeps): StatusReporter {
   const injectionWarned = new Set<string>();
 
   return {
-    async writeStatus(rd, found, source) {
-      const status = computeStatus({ distribution: rd, ...found, now: clock(), ...(source ? { source } : {}) });
+    async writeStatus(rd, found, source, undistributable) {
+      const status = computeStatus({ distribution: rd, ...found, now: clock(), ...(source ? { source } : {}), ...(undistributable ? { undistributable } : {}) });
       if (statusEquals(rd.status, status)) return;
       if (!(await catalog.writeStatus(rd, status))) return;
       log.info({ name: rd.metadata.name, desired: status.desired, succeeded: status.succeeded, failed: status.failed }, 'status written');

@@ -53,6 +53,15 @@ describe('distribution webhook: domain rules', () => {
     expect(response.status?.message).toContain('spec.resource.kind: is immutable');
   });
 
+  it('allows a source of a type never distributed, with a warning in the right words', async () => {
+    const { app, reviewer } = testApp({ findSource: () => Promise.resolve({ apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1' }) });
+    reviewer.grant('admin', ['get'], 'secrets');
+    const rd = distribution('from-release').source('platform', 'release', 'Secret').included('team-a').build();
+    const response = await admit(app, 'distributions', review().distribution(rd));
+    expect(response.allowed).toBe(true);
+    expect(response.warnings).toContain('spec.source: source Secret platform/release exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it');
+  });
+
   it('allows a valid distribution and passes on the domain warnings', async () => {
     const { app } = testApp();
     const rd = distribution('warned').configMap('settings', { a: 'b' }).included('team-a', 'missing-ns', 'kube-system').build();

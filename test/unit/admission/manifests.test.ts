@@ -210,4 +210,9 @@ describe('the CRDs, as kubectl shows them', () => {
     const wide = (rd.spec.versions[0]!.additionalPrinterColumns ?? []).filter((column) => column.priority === 1).map((column) => column.jsonPath);
     expect(wide).toEqual(['.spec.resource.kind', '.spec.resource.metadata.name', '.spec.source.kind', '.spec.source.namespace', '.spec.source.name', '.status.conditions[?(@.type=="Ready")].status']);
   });
+
+  it.each(crds.map((crd) => [crd.metadata.name, crd] as const))('%s: no printer column is titled as kubectl titles the object (NAME, NAMESPACE)', (_name, crd) => {
+    const titles = (crd.spec.versions[0]!.additionalPrinterColumns ?? []).map((column) => column.name.toUpperCase());
+    expect(titles.filter((title) => title === 'NAME' || title === 'NAMESPACE')).toEqual([]);
+  });
 });

@@ -35,6 +35,16 @@ describe('ObjectSync webhook', () => {
     ]);
   });
 
+  it.each([
+    ['a Helm release', { apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1' }, ['spec.source: source Secret platform/registry exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it']],
+    ['missing', null, ['spec.source: Secret platform/registry does not exist yet: its copies appear once it does']],
+    ['an Opaque Secret', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque' }, undefined],
+  ] as const)('warns an allowed author of a source that is %s, as for a ResourceDistribution', async (_case, found, warnings) => {
+    const reviewer = new FakeAccessReviewer().grant('olga', ['get', 'create', 'update'], 'secrets');
+    const verdict = await objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [], findSource: () => Promise.resolve(found) })(request(spec), abandoned);
+    expect(verdict).toEqual(warnings === undefined ? { decision: 'allowed' } : { decision: 'allowed', warnings });
+  });
+
   it('denies, naming the destinations the author may not write', async () => {
     const reviewer = new FakeAccessReviewer().grant('olga', ['get', 'create', 'update'], 'secrets', 'platform').grant('olga', ['create', 'update'], 'secrets', 'team-a');
     const verdict = await objectSyncWebhook({ accessReviewer: reviewer, forbiddenNamespaces: [] })(request(spec), abandoned);

@@ -38,3 +38,20 @@ describe('a template nested too deeply is not distributable', () => {
     expect(resolveDistribution(rd, { sources: { get: () => ({ synced: true, object: source }) }, kinds: CORE_REGISTRY }).state).toBe('invalid');
   });
 });
+
+describe('why nothing is distributed is said in the words of what was found', () => {
+  const withSource = (object: Record<string, unknown> | undefined) => ({ get: () => ({ synced: true as const, object: object as never }) });
+  const fromSource = distribution('from-source').source('platform', 'release', 'Secret').included('ns-a').build();
+  const helmRelease = { apiVersion: 'v1', kind: 'Secret', type: 'helm.sh/release.v1', metadata: { name: 'release', namespace: 'platform' }, data: { release: 'eA==' } };
+  const inlineHelm = distribution('inline').secret('release', { a: 'b' }, 'helm.sh/release.v1').included('ns-a').build();
+  it.each([
+    ['a source that is a Helm release', fromSource, withSource(helmRelease), { state: 'invalid', message: 'source Secret platform/release exists but is of type helm.sh/release.v1, which is never distributed: nothing is copied from it' }],
+    ['a template of a forbidden type', inlineHelm, noSources, { state: 'invalid', message: 'spec.resource is a Secret of type helm.sh/release.v1, which is never distributed' }],
+    ['a source that is missing', fromSource, noSources, { state: 'source-missing' }],
+    ['an Opaque source', fromSource, withSource({ ...helmRelease, type: 'Opaque' }), { state: 'ready' }],
+  ])('%s', (_case, rd, sources, expected) => {
+    const resolved = resolveDistribution(rd, { sources, kinds: CORE_REGISTRY });
+    expect(resolved).toMatchObject(expected);
+    if ('message' in resolved) expect(resolved.message).not.toContain('not found');
+  });
+});

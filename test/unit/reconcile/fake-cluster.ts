@@ -112,6 +112,16 @@ export class FakeCluster {
     this.emit('distributions', 'DELETED', old);
   }
 
+  /** What the garbage collector does with an object deleted with propagation Orphan that owns nothing: removes its `orphan` finalizer. */
+  collectOrphan(namespace: string, name: string): void {
+    const key = `${namespace}/${name}`;
+    const held = this.objectSyncs.get(key);
+    if (!held) return;
+    const updated = this.stamp({ ...held, metadata: { ...held.metadata, finalizers: (held.metadata.finalizers ?? []).filter((f) => f !== 'orphan') } }, false);
+    this.objectSyncs.set(key, updated);
+    this.emit('objectsyncs', 'MODIFIED', updated);
+  }
+
   putObjectSync(os: ObjectSync): ObjectSync {
     const key = objectSyncKey(os);
     const old = this.objectSyncs.get(key);
@@ -123,13 +133,17 @@ export class FakeCluster {
     return stored;
   }
 
-  /** As the API server deletes: an object with finalizers only gets its deletionTimestamp. */
-  deleteObjectSync(namespace: string, name: string): void {
+  /**
+   * As the API server deletes: an object with finalizers only gets its deletionTimestamp; with
+   * propagation Orphan it gets the `orphan` finalizer too (which the garbage collector removes: `collectOrphan`).
+   */
+  deleteObjectSync(namespace: string, name: string, propagation?: 'Orphan'): void {
     const key = `${namespace}/${name}`;
     const old = this.objectSyncs.get(key);
     if (!old) return;
     if ((old.metadata.finalizers ?? []).length > 0) {
-      const marked = this.stamp({ ...old, metadata: { ...old.metadata, deletionTimestamp: '2024-05-01T10:00:00Z' } }, false);
+      const finalizers = [...(old.metadata.finalizers ?? []), ...(propagation === 'Orphan' ? ['orphan'] : [])];
+      const marked = this.stamp({ ...old, metadata: { ...old.metadata, finalizers, deletionTimestamp: '2024-05-01T10:00:00Z' } }, false);
       this.objectSyncs.set(key, marked);
       this.emit('objectsyncs', 'MODIFIED', marked);
       return;

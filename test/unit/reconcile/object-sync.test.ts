@@ -3,7 +3,7 @@
 // the source or the ObjectSync goes.
 import { afterEach, describe, expect, it } from 'vitest';
 import { distributionName, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectSync, type ObjectSyncDestination } from '../../../src/domain/object-sync.js';
-import { ANNOTATION_OBJECT_SYNC, type Resource } from '../../../src/domain/types.js';
+import { ANNOTATION_OBJECT_SYNC, LABEL_DISTRIBUTION, type Resource } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
 import { distribution } from '../builders.js';
 import { startHarness, type Harness } from './harness.js';
@@ -148,6 +148,37 @@ describe('ObjectSync', () => {
     await reconcileAll();
     expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')).toBeUndefined();
     await until(() => stored() === undefined);
+  });
+
+  it('keeps the copies, untied, when the ObjectSync is deleted with propagation Orphan, though the orphan finalizer is gone before the pass', async () => {
+    await setup([{ namespace: 'ns-a' }]);
+    await reconcileAll();
+    h.cluster.deleteObjectSync('platform', 'shared-config', 'Orphan');
+    await until(() => h.caches.objectSyncs.get('platform/shared-config')?.metadata.finalizers?.includes('orphan') === true);
+    h.cluster.collectOrphan('platform', 'shared-config');
+    await until(() => h.caches.objectSyncs.get('platform/shared-config')?.metadata.finalizers?.includes('orphan') === false);
+    await reconcileAll();
+    await reconcileAll();
+    await until(() => stored() === undefined);
+    await reconcileAll();
+    const copy = h.cluster.object('ConfigMap', 'ns-a', 'settings');
+    expect(copy?.data).toEqual({ color: 'blue' });
+    expect(copy?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC]).toBeUndefined();
+    expect(copy?.metadata.labels?.[LABEL_DISTRIBUTION]).toBeUndefined();
+  });
+
+  it('says what it reports as a Warning Event about itself, in its namespace', async () => {
+    await setup([{ namespace: 'ns-a' }]);
+    await reconcileAll();
+    h.cluster.removeObject('ConfigMap', 'platform', 'settings');
+    await until(() => {
+      const state = h.caches.sources.get(sourcesOf(h.catalog.list())[0]!);
+      return state.synced && state.object === undefined;
+    });
+    await reconcileAll();
+    expect(h.cluster.events.map((e) => [e.namespace, e.involvedObject.kind, e.involvedObject.namespace, e.involvedObject.name, e.reason])).toEqual([
+      ['platform', 'ObjectSync', 'platform', 'shared-config', 'SourceNotFound'],
+    ]);
   });
 
   it('removes the copies of a destination name that is gone', async () => {

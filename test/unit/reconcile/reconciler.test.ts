@@ -315,11 +315,15 @@ describe('reconcile: what is never distributed', () => {
     ['a service-account token Secret', distribution('bad').secret('token', {}, 'kubernetes.io/service-account-token')],
     ['a Helm release Secret', distribution('bad').secret('release', {}, 'helm.sh/release.v1')],
     ['a kind other than Secret or ConfigMap', distribution('bad').field('kind', 'Pod')],
-  ])('%s (stored while admission was off): no write, no retry', async (_, built) => {
+  ])('%s (stored while admission was off): no copy written, no retry, and the status says why', async (_, built) => {
     h = await startHarness();
     h.cluster.putNamespace('ns-a');
     h.cluster.putDistribution(built.allNamespaces().build());
     expect(await h.reconciler.reconcile('bad')).toBe('done');
-    expect(h.requests.tally().writes).toBe(0);
+    expect(h.requests.tally().byRequest).toEqual({ 'patch resourcedistributions': 1, 'create events': 1 });
+    expect(h.cluster.events.map((e) => e.reason)).toEqual(['NotDistributable']);
+    // Said once: a second pass over the same world writes nothing.
+    expect(await h.reconciler.reconcile('bad')).toBe('done');
+    expect(h.requests.tally().writes).toBe(2);
   });
 });
