@@ -25,7 +25,7 @@ const FLOOD_GROUP = 'metrics-flood';
 const DISTRIBUTION = 'bench-metrics-flood';
 const REFUSED = 'resource_distributor_scrape_reviews_refused_total';
 
-/** quiet: no flood; paced: random tokens at `pacedPerSecond` (the rate a red-team trial reached); flood: as fast as the connections go. */
+/** quiet: no flood; paced: random tokens at `pacedPerSecond` (the rate one client reached against it); flood: as fast as the connections go. */
 export type FloodPhaseName = 'quiet' | 'paced' | 'flood';
 
 export interface FloodPhase {

@@ -130,7 +130,7 @@ describe('validateDistribution: each rule', () => {
     ['a bad name pattern', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ pattern: 'Team_*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].pattern', message: '"Team_*" is not a namespace name pattern (lowercase letters, digits, \'-\' and \'*\' for any characters, matched against the whole name, e.g. "team-*")' }]],
     ['a name and a pattern in one entry', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{ name: 'a', pattern: 'b*' }] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0]', message: 'has both name and pattern: keep one of them' }]],
     ['namespace entry without a name', { ...cm().build(), spec: { ...cm().build().spec, targets: { includedNamespaces: { list: [{}] } } } }, [{ path: 'spec.targets.includedNamespaces.list[0].name', message: 'is required: a namespace name (or a pattern such as "team-*")' }]],
-    // The red team's 718-byte distribution: admitted or denied at once, whatever its patterns' stars.
+    // A 718-byte distribution made to stall admission: answered at once, whatever its patterns' stars.
     [
       'a pattern of many stars against long names',
       withTargets({ includedNamespaces: { list: Array.from({ length: 5 }, (_, i) => ({ name: `${'a'.repeat(62)}${i}` })) }, excludedNamespaces: { list: [{ pattern: 'a*a*a*a*a*a*a*b' }] } }),

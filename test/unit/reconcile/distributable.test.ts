@@ -23,7 +23,7 @@ describe('a template nested too deeply is not distributable', () => {
     { levels: 1, distributable: true },
     { levels: 60, distributable: true },
     { levels: 61, distributable: false },
-    // As the red team stored it (5,000: every pass overflowed the stack), and far deeper.
+    // 5,000 levels (every pass overflowed the stack), and far deeper.
     { levels: 5_000, distributable: false },
     { levels: 100_000, distributable: false },
   ])('$levels levels under managedFields: $distributable', ({ levels, distributable }) => {
