@@ -149,11 +149,12 @@ describe('kube-controller-manager', () => {
 
     await core.deleteNamespace({ name: ns });
 
+    // Behind the namespaces earlier files removed (500 at once in one of them).
     await waitFor(() => gone(() => core.readNamespace({ name: ns })), {
-      timeoutMs: 60_000,
+      timeoutMs: 180_000,
       what: `namespace ${ns} to be deleted`,
     });
-  });
+  }, 200_000);
 });
 
 describe('admission webhooks', () => {
