@@ -9,6 +9,7 @@ import { distribution } from '../test/unit/builders.js';
 import { BASELINE_ADMISSION_PATH, BASELINE_PATH, startBaselineServer } from './baseline-server.js';
 import type { BenchKube } from './bench-kube.js';
 import { ensureLoadGenerator, runLoad, type LoadResult } from './admission-load.js';
+import { authored } from './authored.js';
 import type { Product } from './product.js';
 import { summarize } from './stats.js';
 import type { BenchSize } from './sizes.js';
@@ -69,7 +70,7 @@ function buildTargets(productPort: number, baselinePort: number, namespaces: str
     {
       endpoint: 'distribution validation',
       url: `https://127.0.0.1:${productPort}${WEBHOOK_PATHS.distributions}`,
-      body: review().distribution(rd).user(USER.name, USER.groups).uid('bench').body(),
+      body: review().distribution(authored(rd, USER)).user(USER.name, USER.groups).uid('bench').body(),
       expect: allowed,
     },
     {

@@ -8,6 +8,7 @@ import { Agent, request } from 'node:https';
 import { performance } from 'node:perf_hooks';
 import { WEBHOOK_PATHS } from '../src/k8s/webhook-config.js';
 import { review } from '../test/unit/admission/review-builder.js';
+import { authored } from './authored.js';
 import { BASELINE_DRAIN_PATH, startBaselineServer } from './baseline-server.js';
 import { API_SERVER_REQUEST_BYTES, crdBounds, largestForAdmission, type Shape } from './largest-shape.js';
 import type { Product } from './product.js';
@@ -89,7 +90,7 @@ export async function runLargestAdmission(options: { product: Product; requests:
   const { product, requests } = options;
   const budget = Math.min(product.bodyLimitBytes, API_SERVER_REQUEST_BYTES);
   const { body: text, shape } = largestForAdmission(crdBounds(), budget, (rd) =>
-    JSON.stringify(review().distribution(rd).user(USER.name, USER.groups).uid(UID).body()),
+    JSON.stringify(review().distribution(authored(rd, USER)).user(USER.name, USER.groups).uid(UID).body()),
   );
   const body = Buffer.from(text);
   const baselineServer = await startBaselineServer(product.certificates.serving);
