@@ -66,7 +66,6 @@ export function globMatcher(source: string): GlobMatcher {
  * suffixes; only globs with a star at both ends are tried one by one.
  */
 export interface GlobSet {
-  readonly size: number;
   /** Whether a glob matches `value`; adds what that cost (in comparisons, as worstSteps counts them) to `meter`. */
   has(value: string, meter?: StepMeter): boolean;
   /**
@@ -81,18 +80,12 @@ export interface StepMeter {
   steps: number;
 }
 
-/** Globs grouped by a literal end (their first part, or their last). */
-interface EndIndex {
-  byKey: Map<string, Glob[]>;
-}
-
-function newIndex(): EndIndex {
-  return { byKey: new Map() };
-}
+/** Globs grouped by a literal end (their first part, or their last), by that literal. */
+type EndIndex = Map<string, Glob[]>;
 
 function addTo(index: EndIndex, key: string, glob: Glob): void {
-  const group = index.byKey.get(key);
-  if (group === undefined) index.byKey.set(key, [glob]);
+  const group = index.get(key);
+  if (group === undefined) index.set(key, [glob]);
   else group.push(glob);
 }
 
@@ -111,7 +104,7 @@ function partsOf(globs: readonly Glob[]): number {
 function mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: (key: string, length: number) => string): number {
   const chain = new Map<string, number>();
   let most = 0;
-  for (const [key, globs] of [...index.byKey].sort(([a], [b]) => a.length - b.length)) {
+  for (const [key, globs] of [...index].sort(([a], [b]) => a.length - b.length)) {
     let before = 0;
     for (const length of keyLengths) {
       if (length >= key.length) break;
@@ -138,20 +131,20 @@ function anyByEnd(index: EndIndex, keyLengths: readonly number[], value: string,
   for (const length of keyLengths) {
     if (length > value.length) break;
     if (meter !== undefined) meter.steps += 1;
-    if (anyIn(index.byKey.get(end(length)), value, meter)) return true;
+    if (anyIn(index.get(end(length)), value, meter)) return true;
   }
   return false;
 }
 
 function keyLengthsOf(index: EndIndex): number[] {
   // Shortest first: a value shorter than a key has no key that long either.
-  return [...new Set([...index.byKey.keys()].map((key) => key.length))].sort((a, b) => a - b);
+  return [...new Set([...index.keys()].map((key) => key.length))].sort((a, b) => a - b);
 }
 
 export function compileGlobSet(sources: readonly string[]): GlobSet {
   const exact = new Set<string>();
-  const byPrefix = newIndex();
-  const bySuffix = newIndex();
+  const byPrefix: EndIndex = new Map();
+  const bySuffix: EndIndex = new Map();
   const rest: Glob[] = [];
   let matchesAll = false;
   for (const source of new Set(sources)) {
@@ -175,7 +168,6 @@ export function compileGlobSet(sources: readonly string[]): GlobSet {
       mostPartsTried(bySuffix, suffixLengths, (key, length) => key.slice(key.length - length)) +
       partsOf(rest));
   return {
-    size: exact.size + byPrefix.byKey.size + bySuffix.byKey.size + rest.length + (matchesAll ? 1 : 0),
     has(value, meter) {
       if (meter !== undefined) meter.steps += 1;
       if (matchesAll || exact.has(value)) return true;
