@@ -2,10 +2,10 @@
 // connections to the webhook port (loopback only, a bounded number) that never start TLS are
 // closed after RD_TLS_HANDSHAKE_TIMEOUT, those beyond RD_MAX_CONNECTIONS at once, and the API
 // server's admission calls are answered all the while they are not crowded out.
-import { connect, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
+import { idleConnections } from '../idle-connections.js';
 import { connectionOf } from '../kube-client.js';
 import { configMapOf, distributionOf, Kube } from './fixtures/kube.js';
 import { rejection } from './support/admission.js';
@@ -24,23 +24,6 @@ async function deniedByUs(): Promise<string | undefined> {
   const invalid = distributionOf(uniqueName('invalid'), { ...configMapOf('c', {}), kind: 'Pod' }, { includedNamespaces: { list: [{ name: target }] } });
   const answer = await rejection(kube.createDistribution(invalid)).catch(() => undefined);
   return answer?.message.includes('spec.resource.kind') ? answer.message : undefined;
-}
-
-/** Idle connections that send nothing; each resolves with the time it was closed after. */
-function idleConnections(count: number): { sockets: Socket[]; closed: Promise<number[]> } {
-  const started = Date.now();
-  const sockets = Array.from({ length: count }, () => connect(server.port, '127.0.0.1'));
-  const closed = Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<number>((resolve) => {
-          socket.on('error', () => undefined);
-          socket.resume();
-          socket.on('close', () => resolve(Date.now() - started));
-        }),
-    ),
-  );
-  return { sockets, closed };
 }
 
 async function dropped(): Promise<number> {
@@ -65,7 +48,7 @@ afterAll(async () => {
 
 describe('connections that send no request', () => {
   it('are refused beyond the cap at once and closed after the handshake timeout; the API server is answered again', async () => {
-    const idle = idleConnections(200);
+    const idle = idleConnections(server.port, 200);
     await Promise.all(idle.sockets.map((socket) => new Promise((resolve) => socket.once('connect', resolve).once('error', resolve))));
     const closedAfter = (await idle.closed).sort((a, b) => a - b);
 

@@ -1,5 +1,4 @@
 import { request as httpsRequest } from 'node:https';
-import { connect as connectTcp, type Socket } from 'node:net';
 import { connect } from 'node:tls';
 import { Hono } from 'hono';
 import request from 'supertest';
@@ -7,6 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { DEFAULT_CONNECTION_LIMITS, startHttpsServer, type HttpsServer } from '../../../src/admission/https-server.js';
 import { createLogger } from '../../../src/log.js';
 import { certificateInfo, generateCa, generateServing, serviceIdentity, type KeyPair } from '../../../src/tls/certificates.js';
+import { idleConnections } from '../../idle-connections.js';
 import { base64, distribution } from '../builders.js';
 import { review, testApp } from './review-builder.js';
 
@@ -142,24 +142,6 @@ describe('HTTPS listener', () => {
     expect(await get()).toBe('close');
   });
 });
-
-/** Raw TCP connections to the listener that never send a byte (loopback only, a bounded count); each resolves with when it was closed. */
-function idleConnections(port: number, count: number): { sockets: Socket[]; closed: Promise<number[]> } {
-  const started = Date.now();
-  const sockets = Array.from({ length: count }, () => connectTcp(port, '127.0.0.1'));
-  const closed = Promise.all(
-    sockets.map(
-      (socket) =>
-        new Promise<number>((resolve) => {
-          socket.on('error', () => undefined);
-          // Read whatever comes (a 408): a paused socket would never report its close.
-          socket.resume();
-          socket.on('close', () => resolve(Date.now() - started));
-        }),
-    ),
-  );
-  return { sockets, closed };
-}
 
 /** A TLS connection that completes its handshake and then sends nothing; resolves when the server closes it. */
 function silentAfterHandshake(port: number, ca: string): Promise<number> {

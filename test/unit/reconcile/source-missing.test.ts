@@ -27,8 +27,8 @@ async function until(condition: () => boolean): Promise<void> {
 
 const sourceState = () => h.caches.sources.get(sourcesOf(h.catalog.list())[0]!);
 
-describe('a distribution whose source is missing', () => {
-  it('keeps the copies where it targets and deletes those where it no longer targets', async () => {
+/** The source in platform, its distribution's copies in ns-a and ns-b after one pass. */
+async function copiedToBothTargets(): Promise<void> {
     h = await startHarness();
     h.cluster.putNamespace('platform');
     for (const ns of ['ns-a', 'ns-b']) h.cluster.putNamespace(ns, { team: 'x' });
@@ -38,6 +38,11 @@ describe('a distribution whose source is missing', () => {
     h.caches.sources.follow(sourcesOf(h.catalog.list()));
     await until(() => sourceState().synced);
     expect(await h.reconciler.reconcile('shared')).toBe('done');
+}
+
+describe('a distribution whose source is missing', () => {
+  it('keeps the copies where it targets and deletes those where it no longer targets', async () => {
+    await copiedToBothTargets();
     expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')?.data).toEqual({ color: 'blue' });
 
     h.cluster.removeObject('ConfigMap', 'platform', 'settings');
@@ -71,15 +76,7 @@ describe('a distribution whose source is missing', () => {
   });
 
   it('deletes its copy where spec.source moved to, copies nothing from it, and says so', async () => {
-    h = await startHarness();
-    h.cluster.putNamespace('platform');
-    for (const ns of ['ns-a', 'ns-b']) h.cluster.putNamespace(ns, { team: 'x' });
-    h.cluster.putObject(source);
-    h.cluster.putDistribution(fromSource());
-    await until(() => h.catalog.list().length > 0);
-    h.caches.sources.follow(sourcesOf(h.catalog.list()));
-    await until(() => sourceState().synced);
-    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    await copiedToBothTargets();
     const before = h.cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.resourceVersion;
 
     h.cluster.putDistribution({ ...fromSource([], 'ns-b'), metadata: { ...fromSource().metadata, generation: 2 } });
