@@ -1,17 +1,21 @@
 // npm run bench:hostile [-- --budget-ms 100]
 //
-// How long the product's own code holds the event loop for inputs made to stall it: the glob
-// inputs that once held it for 31, 37 and 81 s, and the costliest inputs admission still lets
-// through (at its bounds for name patterns and copyMetadata globs). Each case runs the product's
-// functions as the webhooks and the reconciler call them, synchronously: while one runs, nothing
-// else in the process does, so its time is the event loop's delay. Prints a table; exits 1 when a
-// case takes longer than the budget (its median of 5 runs), so the budget is held by CI.
+// How long the product's own code works on inputs made to stall it, and how long it holds the event
+// loop at a time: the glob inputs that once held it for 31, 37 and 81 s, and the costliest inputs
+// admission still lets through (at its bounds for name patterns and copyMetadata globs). Each case
+// runs the product's functions as the webhooks and the reconciler call them, step by step where
+// they give the loop a turn between steps (admission's slices, the reconciler's turns): the
+// longest step is the longest the loop is held. Prints a table; exits 1 when a case's work takes
+// longer than the budget, or its longest step longer than the hold budget (medians of 5 runs), so
+// both are held by CI. How long they hold the product's own process, beside a trivial admission
+// endpoint: `npm run bench -- --only loop-held`.
 import { applyCopyMetadata } from '../src/domain/copy-metadata.js';
 import { credentialsMatch, registryKeys } from '../src/domain/registry-credentials.js';
 import { compileSpecValidator } from '../src/domain/schema.js';
-import { computeTargets, listedTargets } from '../src/domain/targets.js';
+import type { Steps } from '../src/domain/steps.js';
+import { hasPattern, listedTargets, patternSet, targetsInSteps } from '../src/domain/targets.js';
 import type { NamespaceInfo, Resource, Targets } from '../src/domain/types.js';
-import { validateDistribution } from '../src/domain/validate.js';
+import { validationSteps } from '../src/domain/validate.js';
 import { loadCrdSchema } from '../src/k8s/crd-schema.js';
 import { median, round } from './stats.js';
 
@@ -20,10 +24,10 @@ const NAMESPACES = 10_000;
 const schema = compileSpecValidator(loadCrdSchema());
 const b64 = (value: string): string => Buffer.from(value).toString('base64');
 
-function budgetMs(argv: readonly string[]): number {
-  const at = argv.indexOf('--budget-ms');
-  const value = at < 0 ? 100 : Number(argv[at + 1]);
-  if (!(value > 0)) throw new Error('--budget-ms takes a positive number of milliseconds');
+function budgetMs(argv: readonly string[], flag: string, fallback: number): number {
+  const at = argv.indexOf(flag);
+  const value = at < 0 ? fallback : Number(argv[at + 1]);
+  if (!(value > 0)) throw new Error(`${flag} takes a positive number of milliseconds`);
   return value;
 }
 
@@ -36,17 +40,38 @@ function distribution(targets: Targets, extra: Record<string, unknown> = {}): un
   };
 }
 
-/** Admission's work on the distribution's targets, then one pass's targets over every namespace. */
-function admitAndTarget(make: () => unknown, namespaces: readonly NamespaceInfo[]): () => void {
+/**
+ * Admission's work on the distribution's targets in its steps (its rules, then the access check's
+ * names, then the plan preview), then the reconciler's: its own copy of the object (from the
+ * watch), its patterns indexed a list a turn, one pass's targets over every namespace.
+ */
+function admitAndTarget(make: () => unknown, namespaces: readonly NamespaceInfo[]): () => Steps<void> {
   // Made anew for each run, before it is timed: the compiled rules are remembered per targets object.
   const object = make();
-  return () => {
-  const { problems } = validateDistribution({ object, schema });
-  if (problems.length > 0) return;
-  const { targets } = (object as { spec: { targets: Targets } }).spec;
-  listedTargets(targets);
-  computeTargets(targets, namespaces);
+  const watched = structuredClone(object);
+  return function* () {
+    const { problems } = yield* validationSteps({ object, schema });
+    if (problems.length > 0) return;
+    const { targets } = (object as { spec: { targets: Targets } }).spec;
+    yield;
+    listedTargets(targets);
+    yield;
+    yield* targetsInSteps(targets, namespaces);
+    yield;
+    const theirs = (watched as { spec: { targets: Targets } }).spec.targets;
+    for (const list of [theirs.includedNamespaces, theirs.excludedNamespaces]) {
+      if (!hasPattern(list)) continue;
+      patternSet(list);
+      yield;
+    }
+    yield* targetsInSteps(theirs, namespaces);
   };
+}
+
+/** Work done in one step (then none). */
+function* once(work: () => unknown): Steps<void> {
+  work();
+  yield;
 }
 
 const namespaces: NamespaceInfo[] = Array.from({ length: NAMESPACES }, (_, i) => ({ name: `${'a'.repeat(57)}-${String(i).padStart(5, '0')}`, labels: {}, terminating: false }));
@@ -62,8 +87,8 @@ function namesAgainstExclusions(count: number): Targets {
 interface Case {
   name: string;
   before: string;
-  /** Makes the input, and returns the work to time. */
-  run: () => () => void;
+  /** Makes the input, and returns the work to time, in the steps between which the product gives the loop a turn. */
+  run: () => () => Steps<void>;
 }
 
 const pullSecret = { '.dockerconfigjson': b64(JSON.stringify({ auths: { 'a*a*a*b.com': { auth: b64('tenant:secret') } } })) };
@@ -83,17 +108,17 @@ const cases: Case[] = [
   {
     name: 'registry key a*a*a*b.com, an image host of 4,000 characters',
     before: '37.5 s (pod admission)',
-    run: () => () => credentialsMatch(registryKeys('kubernetes.io/dockerconfigjson', pullSecret), `${'a'.repeat(4000)}.com/app:1`),
+    run: () => () => once(() => credentialsMatch(registryKeys('kubernetes.io/dockerconfigjson', pullSecret), `${'a'.repeat(4000)}.com/app:1`)),
   },
   {
     name: 'registry key a*a*a*b.com, an image host of 253 characters',
     before: '-',
-    run: () => () => credentialsMatch(registryKeys('kubernetes.io/dockerconfigjson', pullSecret), `${'a'.repeat(249)}.com/app:1`),
+    run: () => () => once(() => credentialsMatch(registryKeys('kubernetes.io/dockerconfigjson', pullSecret), `${'a'.repeat(249)}.com/app:1`)),
   },
   {
     name: 'copyMetadata a*a*a*a*a*a*a*a*b, a source with a 63-character annotation key',
     before: '81 s (reconciler)',
-    run: () => () => applyCopyMetadata(hostileSource, { annotations: { include: ['a*a*a*a*a*a*a*a*b'] } }),
+    run: () => () => once(() => applyCopyMetadata(hostileSource, { annotations: { include: ['a*a*a*a*a*a*a*a*b'] } })),
   },
   {
     name: `10,000 names and 10,000 exclusion patterns (each its own start); then ${NAMESPACES} namespaces`,
@@ -126,34 +151,47 @@ const cases: Case[] = [
     name: 'copyMetadata near its bound (40 globs of *aN*b), a source with 200 keys of 317 characters',
     before: '-',
     run: () => () =>
-      applyCopyMetadata(
-        { ...hostileSource, metadata: { name: 'settings', annotations: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${'a'.repeat(250)}.io/${String(i).padStart(62, 'a')}`, 'x'])) } },
-        { annotations: { include: Array.from({ length: 40 }, (_, i) => `*a${i}*b`) } },
+      once(() =>
+        applyCopyMetadata(
+          { ...hostileSource, metadata: { name: 'settings', annotations: Object.fromEntries(Array.from({ length: 200 }, (_, i) => [`${'a'.repeat(250)}.io/${String(i).padStart(62, 'a')}`, 'x'])) } },
+          { annotations: { include: Array.from({ length: 40 }, (_, i) => `*a${i}*b`) } },
+        ),
       ),
   },
 ];
 
+/** The whole work's time, and its longest step's, in ms. */
+function timed(steps: Steps<void>): { ms: number; heldMs: number } {
+  const start = performance.now();
+  let heldMs = 0;
+  for (;;) {
+    const stepStart = performance.now();
+    const step = steps.next();
+    heldMs = Math.max(heldMs, performance.now() - stepStart);
+    if (step.done === true) break;
+  }
+  return { ms: performance.now() - start, heldMs };
+}
+
 function main(): void {
-  const budget = budgetMs(process.argv);
+  const budget = budgetMs(process.argv, '--budget-ms', 100);
+  // "A few ms": what one request may hold every other webhook call and the reconciler up for.
+  const holdBudget = budgetMs(process.argv, '--hold-budget-ms', 10);
   const over: string[] = [];
-  console.log(`| input | before | median ms (of ${RUNS}) | longest event-loop delay ms |`);
-  console.log('|---|---|---|---|');
+  console.log(`| input | before | work ms, median (of ${RUNS}) | longest hold of the event loop ms, median | longest hold, max |`);
+  console.log('|---|---|---|---|---|');
   for (const { name, before, run } of cases) {
-    const times: number[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      const work = run();
-      const start = performance.now();
-      work();
-      times.push(performance.now() - start);
-    }
-    const ms = median(times);
-    console.log(`| ${name} | ${before} | ${round(ms, 2)} | ${round(Math.max(...times), 2)} |`);
-    if (ms > budget) over.push(`${name}: ${round(ms, 1)} ms`);
+    const runs = Array.from({ length: RUNS }, () => timed(run()()));
+    const ms = median(runs.map((r) => r.ms));
+    const held = median(runs.map((r) => r.heldMs));
+    console.log(`| ${name} | ${before} | ${round(ms, 2)} | ${round(held, 2)} | ${round(Math.max(...runs.map((r) => r.heldMs)), 2)} |`);
+    if (ms > budget) over.push(`${name}: worked ${round(ms, 1)} ms (budget ${budget} ms)`);
+    if (held > holdBudget) over.push(`${name}: held the event loop ${round(held, 1)} ms at a time (budget ${holdBudget} ms)`);
   }
   if (over.length > 0) {
-    console.error(`over the budget of ${budget} ms:\n${over.join('\n')}`);
+    console.error(`over the budget:\n${over.join('\n')}`);
     process.exitCode = 1;
-  } else console.log(`every input within the budget of ${budget} ms`);
+  } else console.log(`every input within the budgets: ${budget} ms of work, ${holdBudget} ms held at a time`);
 }
 
 main();

@@ -7,6 +7,7 @@ import type { ContentionResult } from './contention.js';
 import type { FanOutResult } from './fan-out.js';
 import type { LargeAuthorResult, LargeAuthorRow } from './large-author.js';
 import type { LargestResult } from './largest.js';
+import type { LoopHeldResult } from './loop-held.js';
 import type { MachineInfo } from './machine.js';
 import type { MemoryResult } from './memory.js';
 import type { PropagationResult } from './propagation.js';
@@ -331,6 +332,29 @@ function renderLargest(result: LargestResult): string {
         run('largest', r.largest),
         ['largest / small', fmtRatio(r.ratio.createMs), fmtRatio(r.ratio.convergedMs), fmtRatio(r.ratio.cpuMs), ''],
       ],
+    ),
+    '',
+    ...(result.loopHeld === undefined ? [] : [renderLoopHeld(result.loopHeld)]),
+  ].join('\n');
+}
+
+function renderLoopHeld(h: LoopHeldResult): string {
+  return [
+    `Hostile requests: each POSTed to the distribution webhook while a prober sends trivial admission reviews (a DELETE, allowed at once) back to back on a second connection; ` +
+      `the slowest probe during the request is how long any other webhook call waited. Baseline: the same against a trivial admission endpoint of the same server stack that parses the same body and allows it. ` +
+      `Median of ${h.rounds} rounds after a warm-up; a probe alone takes ${fmtMs(h.idleProbeMs.product)} (product), ${fmtMs(h.idleProbeMs.baseline)} (baseline). ` +
+      "The product's event-loop delay: its resource_distributor_nodejs_eventloop_lag_max_seconds over the rounds (sampled every 10 ms).",
+    '',
+    table(
+      ['input', 'size', 'answer: product / baseline', 'slowest probe: product / baseline', 'worst probe: product / baseline', 'event-loop delay, max'],
+      h.rows.map((r) => [
+        r.input,
+        fmtBytes(r.bytes),
+        `${fmtMs(r.product.answerMs)} / ${fmtMs(r.baseline.answerMs)}`,
+        `${fmtMs(r.product.slowestProbeMs)} / ${fmtMs(r.baseline.slowestProbeMs)}`,
+        `${fmtMs(r.worstProbeMs.product)} / ${fmtMs(r.worstProbeMs.baseline)}`,
+        fmtMs(r.loopDelayMaxMs),
+      ]),
     ),
   ].join('\n');
 }

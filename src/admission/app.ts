@@ -1,7 +1,9 @@
 import type { IncomingMessage } from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { Hono } from 'hono';
 import type { KindRegistry } from '../domain/kinds.js';
 import type { SchemaValidator } from '../domain/schema.js';
+import type { Steps } from '../domain/steps.js';
 import type { PlanTally } from '../domain/plan-preview.js';
 import type { ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { SourceFound } from '../domain/source.js';
@@ -11,7 +13,7 @@ import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { authorWebhook } from './author-webhook.js';
-import { distributionWebhook } from './distribution-webhook.js';
+import { ADMISSION_SLICE_MS, distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
 import { objectSyncWebhook } from './object-sync-webhook.js';
 import { podMutationWebhook, type PodMutationWebhookDeps } from './pod-mutation-webhook.js';
@@ -28,7 +30,7 @@ export interface AdmissionAppDeps {
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
   /** What a distribution being admitted would do, from the controller's caches (warnings). */
-  previewPlan?: (rd: ResourceDistribution) => PlanTally | undefined;
+  previewPlan?: (rd: ResourceDistribution) => Steps<PlanTally | undefined>;
   /** A live read of a distribution's source, without its data (a warning when it does not exist yet or is never copied). */
   findSource?: (ref: SourceRef) => Promise<SourceFound | undefined>;
   onNamespaceAdmitted: (namespace: AdmittedNamespace) => void;
@@ -46,6 +48,8 @@ export interface AdmissionAppDeps {
   scrapeAccess?: ScrapeAccess;
   /** The mutating webhook records the author of each distribution: the validating one then requires it. */
   recordsAuthors?: boolean;
+  /** How long one distribution review may hold the event loop before it gives the loop a turn (default ADMISSION_SLICE_MS). */
+  sliceMs?: number;
   /** Per-webhook deadlines; default: one second below the timeoutSeconds of each webhook configuration. */
   deadlinesMs?: { distributions: number; namespaces: number; pods?: number };
 }
@@ -99,7 +103,7 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
     app.post(path, ...webhookRoute({ ...options, log, metrics, bodyLimitBytes: deps.bodyLimitBytes }));
   };
   route(WEBHOOK_PATHS.distributions, { name: 'distributions', webhook: distributionWebhook(deps), deadlineMs: deadlines.distributions });
-  route(WEBHOOK_PATHS.distributionAuthors, { name: 'distribution-authors', webhook: authorWebhook(), deadlineMs: deadlines.distributions });
+  route(WEBHOOK_PATHS.distributionAuthors, { name: 'distribution-authors', webhook: authorWebhook({ sliceMs: deps.sliceMs ?? ADMISSION_SLICE_MS, now: () => performance.now() }), deadlineMs: deadlines.distributions });
   route(WEBHOOK_PATHS.objectSyncs, { name: 'objectsyncs', webhook: objectSyncWebhook(deps), deadlineMs: deadlines.distributions });
   // Namespace creation never depends on us, not even on a bug of ours.
   route(WEBHOOK_PATHS.namespaces, { name: 'namespaces', webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }), deadlineMs: deadlines.namespaces, failOpen: true });

@@ -1,13 +1,13 @@
 import { CORE_REGISTRY, type KindRegistry } from '../domain/kinds.js';
 import { distributionsOf, OBJECT_SYNC_GROUP, OBJECT_SYNC_KIND, type ObjectSync } from '../domain/object-sync.js';
 import { sourceWarnings, type SourceFound } from '../domain/source.js';
+import { runSteps } from '../domain/steps.js';
 import type { SourceRef } from '../domain/types.js';
 import { validateObjectSync } from '../domain/validate-object-sync.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
-import { authorVerdict } from './author-webhook.js';
+import { authorVerdict, specChangeSteps } from './author-webhook.js';
 import { requiredAccess, stoppedTargets, type RequiredAccess, type StoppedTargets } from './required-access.js';
-import { sameSpec } from './same-spec.js';
 import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
 import type { Webhook } from './webhook-route.js';
 
@@ -53,9 +53,11 @@ export function objectSyncWebhook(deps: ObjectSyncWebhookDeps): Webhook {
   return (request, abandoned): Verdict | Promise<Verdict> => {
     if (passes(request)) return allowed();
     // Before the rest: an update that leaves the spec needs no review, but may not rename the author.
-    const forged = authorVerdict(request, deps.recordsAuthors === true);
+    // An ObjectSync's spec is small (see the CRD's bounds): compared at once.
+    const specChanged = runSteps(specChangeSteps(request));
+    const forged = authorVerdict(request, deps.recordsAuthors === true, specChanged);
     if (forged !== undefined) return forged;
-    if (request.operation === 'UPDATE' && sameSpec(request.object, request.oldObject)) return allowed();
+    if (!specChanged) return allowed();
     const object = request.object as ObjectSync;
     const problems = validateObjectSync(object, kinds);
     if (problems.length > 0) return denied(problems.map((p) => `${p.path}: ${p.message}`));

@@ -2,7 +2,8 @@
 import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isOursInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
 import { hashResource } from './hash.js';
 import { reportedConflict } from './status.js';
-import { computeTargets, forbiddenFor } from './targets.js';
+import { runSteps, type Steps } from './steps.js';
+import { computeTargets, forbiddenFor, NAMESPACES_PER_STEP, targetsInSteps } from './targets.js';
 import { mergeTallies, tallyAction, type PlanTally } from './plan-preview.js';
 import type { Action, ActionType, ConflictReason, DistributionStatus, NamespaceInfo, PlannedAction, ResolvedDistribution, Resource, ResourceDistribution } from './types.js';
 
@@ -179,16 +180,24 @@ function previewType(decision: Decision): ActionType {
  * without an action (nor a sorted list of them) per namespace.
  */
 export function previewTally(input: PlanInput): PlanTally {
+  return runSteps(previewTallySteps(input));
+}
+
+/** previewTally, pausing every NAMESPACES_PER_STEP namespaces (admission gives the event loop turns in between). */
+export function* previewTallySteps(input: PlanInput): Steps<PlanTally> {
   const { distribution: rd, existing } = input;
-  const { targeted, missing } = computeTargets(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
+  const { targeted, missing } = yield* targetsInSteps(rd.spec.targets, input.namespaces, forbiddenFor(rd, input.forbidden));
   const hash = hashResource(rd.spec.resource);
   const tally: PlanTally = {};
-  for (const namespace of targeted) {
+  for (let i = 0; i < targeted.length; i++) {
+    if (i > 0 && i % NAMESPACES_PER_STEP === 0) yield;
+    const namespace = targeted[i] as string;
     const type = previewType(decide(rd, existing.get(namespace), hash));
     tallyAction(tally, type === 'create' && input.knownConflicts?.has(namespace) === true ? 'conflict' : type, namespace);
   }
   for (const namespace of missing) tallyAction(tally, 'namespace-missing', namespace);
   if (existing.size > 0) {
+    yield;
     for (const action of deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces)) tallyAction(tally, 'delete', action.namespace);
   }
   return rd.spec.writePolicy === 'strict' ? strictTally(tally) : tally;

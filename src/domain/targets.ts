@@ -1,6 +1,7 @@
 // The one target-namespace rule (DESIGN.md "Target namespaces"), used by admission, the
 // reconciler and the namespace generator alike.
-import { compileGlobSet } from './glob.js';
+import { compileGlobSet, type GlobSet } from './glob.js';
+import { runSteps, type Steps } from './steps.js';
 import {
   ALWAYS_EXCLUDED_NAMESPACES,
   type LabelSelector,
@@ -73,14 +74,27 @@ function names(list: NamespaceNameList | undefined): string[] {
   return found;
 }
 
-/** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`). */
+/** The name patterns of a list (an addition to the API: `{pattern: "team-*"}`); admission reads it before it knows the list is well formed. */
 export function patterns(list: NamespaceNameList | undefined): string[] {
   const found: string[] = [];
-  for (const entry of list?.list ?? []) {
-    const pattern = entry.pattern;
+  const entries: unknown = list?.list;
+  if (!Array.isArray(entries)) return found;
+  for (const entry of entries as unknown[]) {
+    const pattern = (entry as { pattern?: unknown } | null | undefined)?.pattern;
     if (typeof pattern === 'string') found.push(pattern);
   }
   return found;
+}
+
+/** Per list object, as `patterned` below: admission's rules, its access check, its plan preview and the rule compiled for a pass share one set. */
+const patternSets = new WeakMap<NamespaceNameList, GlobSet>();
+
+/** A list's name patterns made ready to test many names, once per list object (10,000 patterns take milliseconds to index). */
+export function patternSet(list: NamespaceNameList | undefined): GlobSet {
+  if (list === undefined || typeof list !== 'object' || list === null) return compileGlobSet([]);
+  let set = patternSets.get(list);
+  if (set === undefined) patternSets.set(list, (set = compileGlobSet(patterns(list))));
+  return set;
 }
 
 /** Per list object (replaced when a distribution changes, never changed in place): a list may hold 10,000 names. */
@@ -152,8 +166,8 @@ function listsName(list: NamespaceNameList | undefined, name: string): boolean {
 function compileTargets(targets: Targets, forbidden: readonly string[]): TargetRule {
   const system = ALWAYS_EXCLUDED_NAMESPACES.filter((name) => !(targets.systemByName === true && listsName(targets.includedNamespaces, name)));
   const excluded = new Set([...system, ...forbidden, ...names(targets.excludedNamespaces)]);
-  const includedPatterns = compileGlobSet(patterns(targets.includedNamespaces));
-  const excludedPatterns = compileGlobSet(patterns(targets.excludedNamespaces));
+  const includedPatterns = patternSet(targets.includedNamespaces);
+  const excludedPatterns = patternSet(targets.excludedNamespaces);
   const selected = compileSelector(targets.namespaceLabelSelector);
   const all = targets.allNamespaces === true;
   // Made on first use: a list of names alone is planned without it (computeTargets), and it may be 10,000 long.
@@ -210,16 +224,32 @@ export function computeTargets(
   namespaces: readonly NamespaceInfo[],
   forbidden: readonly string[] = [],
 ): { targeted: string[]; missing: string[] } {
+  return runSteps(targetsInSteps(targets, namespaces, forbidden));
+}
+
+/** Namespaces tested against a rule in one step: a few patterns tried against each of 10,000 namespaces take tens of ms. */
+export const NAMESPACES_PER_STEP = 1_000;
+
+/** computeTargets, pausing after every NAMESPACES_PER_STEP namespaces tested (for admission's plan preview). */
+export function* targetsInSteps(
+  targets: Targets,
+  namespaces: readonly NamespaceInfo[],
+  forbidden: readonly string[] = [],
+): Steps<{ targeted: string[]; missing: string[] }> {
   const rule = rulesOf(targets, forbidden);
   const listed = rule.listed();
-  const targeted = (rule.namesOnly ? liveAmong(listed, namespaces) : undefined) ?? targetedAmong(rule, namespaces);
+  const targeted = (rule.namesOnly ? liveAmong(listed, namespaces) : undefined) ?? (yield* targetedAmong(rule, namespaces));
   // A listed name is targeted exactly when its namespace is live: the others are missing.
   return { targeted, missing: sortedWithout(listed, targeted) };
 }
 
-function targetedAmong(rule: TargetRule, namespaces: readonly NamespaceInfo[]): string[] {
+function* targetedAmong(rule: TargetRule, namespaces: readonly NamespaceInfo[]): Steps<string[]> {
   const found: string[] = [];
-  for (const ns of namespaces) if (rule.isTargeted(ns)) found.push(ns.name);
+  for (let i = 0; i < namespaces.length; i++) {
+    if (i > 0 && i % NAMESPACES_PER_STEP === 0) yield;
+    const ns = namespaces[i] as NamespaceInfo;
+    if (rule.isTargeted(ns)) found.push(ns.name);
+  }
   return sortedOnce(found);
 }
 

@@ -3,11 +3,14 @@
 // Messages never include data values: they may be credentials.
 import { isForbiddenSecretType } from './copy.js';
 import { asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
+import { runSteps, type Steps } from './steps.js';
 
 const DATA_KEY = /^[-._a-zA-Z0-9]+$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const SECRET_TYPE = /^[A-Za-z0-9]([-A-Za-z0-9_./]*[A-Za-z0-9])?$/;
 export const MAX_SIZE = 1024 * 1024;
+/** Keys checked in one step: a template may hold tens of thousands (each a pattern test, and its value's too). */
+const KEYS_PER_STEP = 2_048;
 
 /** Keys a Secret of a well-known type must have (as the API server validates them). */
 const REQUIRED_KEYS: Record<string, { anyOf: string[] } | { allOf: string[] }> = {
@@ -56,7 +59,7 @@ interface MapRule {
 }
 
 /** Checks one data-like map; returns its problems and the size of its values in bytes (decoded), as the API server counts it. */
-function checkMap(resource: UnknownRecord, rule: MapRule): { problems: FieldProblem[]; size: number } {
+function* checkMap(resource: UnknownRecord, rule: MapRule): Steps<{ problems: FieldProblem[]; size: number }> {
   const base = `spec.resource.${rule.field}`;
   const value = resource[rule.field];
   if (value === undefined || value === null) return { problems: [], size: 0 };
@@ -64,8 +67,10 @@ function checkMap(resource: UnknownRecord, rule: MapRule): { problems: FieldProb
   if (map === undefined) return { problems: [{ path: base, message: 'must be a map of key to string' }], size: 0 };
   const problems: FieldProblem[] = [];
   let size = 0;
+  let checked = 0;
   // A map may hold tens of thousands of keys: paths are built only for the ones with a problem.
   for (const [key, item] of Object.entries(map)) {
+    if (++checked % KEYS_PER_STEP === 0) yield;
     const badKey = keyProblem(key);
     if (badKey !== undefined) problems.push({ path: keyPath(base, key), message: badKey });
     const badValue = valueProblem(item, rule.base64);
@@ -132,9 +137,10 @@ function checkSecretType(resource: UnknownRecord): FieldProblem[] {
   return [...checkTypeKeys(resource, type), ...checkJsonValues(resource)];
 }
 
-function checkSecret(resource: UnknownRecord): FieldProblem[] {
-  const data = checkMap(resource, { field: 'data', base64: true });
-  const stringData = checkMap(resource, { field: 'stringData', base64: false });
+function* checkSecret(resource: UnknownRecord): Steps<FieldProblem[]> {
+  const data = yield* checkMap(resource, { field: 'data', base64: true });
+  const stringData = yield* checkMap(resource, { field: 'stringData', base64: false });
+  yield;
   // A key in both counts once: stringData replaces it. (A set: a crafted Secret with many shared
   // keys must cost linear time, not keys squared.)
   const dataKeys = new Set(mapKeys(resource, 'data'));
@@ -150,9 +156,10 @@ function checkSecret(resource: UnknownRecord): FieldProblem[] {
   ];
 }
 
-function checkConfigMap(resource: UnknownRecord): FieldProblem[] {
-  const data = checkMap(resource, { field: 'data', base64: false });
-  const binary = checkMap(resource, { field: 'binaryData', base64: true });
+function* checkConfigMap(resource: UnknownRecord): Steps<FieldProblem[]> {
+  const data = yield* checkMap(resource, { field: 'data', base64: false });
+  const binary = yield* checkMap(resource, { field: 'binaryData', base64: true });
+  yield;
   const dataKeys = new Set(mapKeys(resource, 'data'));
   const both = mapKeys(resource, 'binaryData').filter((key) => dataKeys.has(key));
   return [
@@ -168,11 +175,15 @@ function checkConfigMap(resource: UnknownRecord): FieldProblem[] {
   ];
 }
 
-/** Content rules for a resource already known to be a v1 Secret or ConfigMap. */
-export function validateContent(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): FieldProblem[] {
+/** Content rules for a resource already known to be a v1 Secret or ConfigMap, pausing every KEYS_PER_STEP keys. */
+export function* contentValidation(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): Steps<FieldProblem[]> {
   const immutable =
     resource.immutable === undefined || typeof resource.immutable === 'boolean'
       ? []
       : [{ path: 'spec.resource.immutable', message: 'must be true or false' }];
-  return [...immutable, ...(kind === 'Secret' ? checkSecret(resource) : checkConfigMap(resource))];
+  return [...immutable, ...(kind === 'Secret' ? yield* checkSecret(resource) : yield* checkConfigMap(resource))];
+}
+
+export function validateContent(resource: UnknownRecord, kind: 'Secret' | 'ConfigMap'): FieldProblem[] {
+  return runSteps(contentValidation(resource, kind));
 }

@@ -3,7 +3,8 @@
 import { asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain, isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
 import { apiVersionFor, CORE_REGISTRY, isCoreDataKind, versionOf, type KindRegistry } from './kinds.js';
-import { validateContent } from './validate-content.js';
+import { runSteps, type Steps } from './steps.js';
+import { contentValidation } from './validate-content.js';
 
 function checkName(metadata: UnknownRecord | undefined): FieldProblem[] {
   const name = metadata?.name;
@@ -72,13 +73,13 @@ function checkFields(resource: UnknownRecord, kind: string, known: readonly stri
 }
 
 /** The template's fields: Secret and ConfigMap by their rules, other kinds by the fields the cluster publishes for them. */
-function checkBody(resource: UnknownRecord, kinds: KindRegistry): FieldProblem[] {
+function* checkBody(resource: UnknownRecord, kinds: KindRegistry): Steps<FieldProblem[]> {
   const apiVersion = asString(resource.apiVersion);
   const kind = asString(resource.kind);
   if (isCoreDataKind(apiVersion, kind)) {
     const core = kind as 'Secret' | 'ConfigMap';
     // The other kind's data field: the content rules say what to write instead.
-    return [...checkFields(resource, core, CORE_FIELDS[core], ['binaryData', 'stringData']), ...validateContent(resource, core)];
+    return [...checkFields(resource, core, CORE_FIELDS[core], ['binaryData', 'stringData']), ...(yield* contentValidation(resource, core))];
   }
   const known = kinds.find(apiVersion, kind)?.fields?.[versionOf(apiVersion)];
   // The rest of the content is the API server's to check, at the first write.
@@ -102,6 +103,11 @@ export function checkKind(apiVersion: unknown, kind: unknown, kinds: KindRegistr
 
 /** Rules for spec.resource; `warnings` receives what is allowed but probably not meant. */
 export function validateResource(value: unknown, warnings: string[], kinds: KindRegistry = CORE_REGISTRY): FieldProblem[] {
+  return runSteps(resourceValidation(value, warnings, kinds));
+}
+
+/** validateResource, pausing between the keys of a large template (see contentValidation). */
+export function* resourceValidation(value: unknown, warnings: string[], kinds: KindRegistry = CORE_REGISTRY): Steps<FieldProblem[]> {
   const resource = asRecord(value);
   if (resource === undefined) {
     return [{ path: 'spec.resource', message: `is required: a complete manifest (${kinds.describe()})` }];
@@ -115,7 +121,7 @@ export function validateResource(value: unknown, warnings: string[], kinds: Kind
     ...checkName(metadata),
     ...checkLabels(metadata),
     ...checkOwnership(metadata),
-    ...checkBody(resource, kinds),
+    ...(yield* checkBody(resource, kinds)),
   ];
 }
 

@@ -1,8 +1,10 @@
 // Admission rules for spec.targets: namespace names, the included/excluded overlap, the selector.
 import { asArray, asRecord, asString, keyPath, quote, type FieldProblem, type UnknownRecord } from './field-problem.js';
-import { compileGlobSet, type StepMeter } from './glob.js';
+import type { GlobSet, StepMeter } from './glob.js';
 import { DNS_LABEL_RULE, isDnsLabel, isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
-import { ALWAYS_EXCLUDED_NAMESPACES } from './types.js';
+import { runSteps, type Steps } from './steps.js';
+import { patternSet } from './targets.js';
+import { ALWAYS_EXCLUDED_NAMESPACES, type NamespaceNameList } from './types.js';
 
 const OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'];
 /** Beyond this many, missing namespaces are summed up in one warning. */
@@ -65,6 +67,11 @@ function listedNames(targets: UnknownRecord, field: string, problems: FieldProbl
     names.push(name);
   }
   return { field, names, count, patterns };
+}
+
+/** The list as the rules compiled for the reconciler read it, so that the patterns indexed here are indexed once (see patternSet). */
+function listOf(targets: UnknownRecord, field: string): NamespaceNameList | undefined {
+  return targets[field] as NamespaceNameList | undefined;
 }
 
 function checkMatchLabels(selector: UnknownRecord): FieldProblem[] {
@@ -167,9 +174,8 @@ function overlapProblems(included: Listed, excluded: ReadonlySet<string>): Field
  * against the exclusions (admission and every pass list them). The bounds hold whatever the names
  * are; a list of patterns that each start with their own literal costs next to nothing.
  */
-function costProblems(included: Listed, excluded: Listed): FieldProblem[] {
-  const exclusions = compileGlobSet(excluded.patterns);
-  const perName = compileGlobSet(included.patterns).worstSteps(MAX_NAME_LENGTH) + exclusions.worstSteps(MAX_NAME_LENGTH);
+function costProblems(included: Listed, excluded: Listed, inclusions: GlobSet, exclusions: GlobSet): FieldProblem[] {
+  const perName = inclusions.worstSteps(MAX_NAME_LENGTH) + exclusions.worstSteps(MAX_NAME_LENGTH);
   if (perName > MAX_STEPS_PER_NAME) {
     const message = `its name patterns could take ${perName} comparisons to test one namespace name, more than the ${MAX_STEPS_PER_NAME} allowed: use fewer patterns, or fewer that share their start or that start and end with '*' (a pattern such as "team-a-*" is looked up, not tried)`;
     return [{ path: 'spec.targets', message }];
@@ -192,9 +198,8 @@ function costProblems(included: Listed, excluded: Listed): FieldProblem[] {
  * included and excluded by name is refused; by pattern it may be meant (a broad exclusion), but a
  * distribution that then targets nothing must not pass in silence.
  */
-function excludedByPattern(included: Listed, excluded: Listed): string[] {
-  if (excluded.patterns.length === 0) return [];
-  const exclusions = compileGlobSet(excluded.patterns);
+function excludedByPattern(patterns: readonly string[], included: Listed, exclusions: GlobSet): string[] {
+  if (patterns.length === 0) return [];
   const removed = new Set<string>();
   for (const name of included.names) if (name !== undefined && exclusions.has(name)) removed.add(name);
   const shown = [...removed].slice(0, MAX_MISSING_WARNINGS).map((name) => `namespace ${quote(name)} is included but an excludedNamespaces pattern removes it: never a target`);
@@ -202,26 +207,44 @@ function excludedByPattern(included: Listed, excluded: Listed): string[] {
   return rest > 0 ? [...shown, `${rest} more included namespaces are removed by excludedNamespaces patterns`] : shown;
 }
 
-/** Rules for spec.targets; `warnings` receives what is allowed but probably not meant. */
-export function validateTargets(
+/**
+ * Rules for spec.targets; `warnings` receives what is allowed but probably not meant. Pauses
+ * between its steps: lists of 10,000 names and patterns take milliseconds to read, to index and to
+ * test against each other.
+ */
+export function* targetsValidation(
   value: unknown,
   warnings: string[],
   namespaceExists?: (name: string) => boolean | undefined,
-): FieldProblem[] {
+): Steps<FieldProblem[]> {
   const targets = asRecord(value);
   if (targets === undefined) {
     return [{ path: 'spec.targets', message: 'is required: which namespaces get the copy ({} selects none)' }];
   }
   const problems: FieldProblem[] = [];
   const included = listedNames(targets, 'includedNamespaces', problems);
+  yield;
   const excludedList = listedNames(targets, 'excludedNamespaces', problems);
+  yield;
   const excluded = new Set<string>();
   for (const name of excludedList.names) if (name !== undefined) excluded.add(name);
   problems.push(...overlapProblems(included, excluded));
-  problems.push(...costProblems(included, excludedList));
+  yield;
+  // Indexed each in a step of its own (see patternSet): admission's access check and plan preview use them next.
+  const inclusions = patternSet(listOf(targets, included.field));
+  yield;
+  const exclusions = patternSet(listOf(targets, excludedList.field));
+  yield;
+  problems.push(...costProblems(included, excludedList, inclusions, exclusions));
   problems.push(...checkSelector(targets));
   warnings.push(...targetWarnings(targets, included, excluded, namespaceExists));
+  yield;
   // Only once testing them is known to stay within bounds (a problem denies the request anyway).
-  if (problems.length === 0) warnings.push(...excludedByPattern(included, excludedList));
+  if (problems.length === 0) warnings.push(...excludedByPattern(excludedList.patterns, included, exclusions));
   return problems;
+}
+
+/** targetsValidation in one go. */
+export function validateTargets(value: unknown, warnings: string[], namespaceExists?: (name: string) => boolean | undefined): FieldProblem[] {
+  return runSteps(targetsValidation(value, warnings, namespaceExists));
 }

@@ -3,14 +3,15 @@
 import { validateCopyMetadata } from './copy-metadata.js';
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
-import { MAX_TEMPLATE_DEPTH, nestsDeeperThan } from './nesting.js';
+import { MAX_TEMPLATE_DEPTH, nestingDepthSteps } from './nesting.js';
 import type { KindRegistry } from './kinds.js';
 import { OBJECT_SYNC_PREFIX } from './object-sync.js';
 import type { SchemaValidator } from './schema.js';
 import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, WRITE_POLICIES } from './types.js';
-import { validateImmutable, validateResource } from './validate-resource.js';
+import { resourceValidation, validateImmutable } from './validate-resource.js';
 import { validateSource } from './validate-source.js';
-import { validateTargets } from './validate-targets.js';
+import { runSteps, type Steps } from './steps.js';
+import { targetsValidation } from './validate-targets.js';
 
 export type { FieldProblem } from './field-problem.js';
 
@@ -68,8 +69,8 @@ function mergeSchemaProblems(own: FieldProblem[], schema: FieldProblem[]): Field
 }
 
 /** Exactly one of an inline template (resource) and an object of the cluster to follow (source). */
-function validateContentSpec(spec: Record<string, unknown>, warnings: string[], kinds: KindRegistry | undefined): FieldProblem[] {
-  if (spec.source === undefined) return validateResource(spec.resource, warnings, kinds);
+function* contentSpecValidation(spec: Record<string, unknown>, warnings: string[], kinds: KindRegistry | undefined): Steps<FieldProblem[]> {
+  if (spec.source === undefined) return yield* resourceValidation(spec.resource, warnings, kinds);
   if (spec.resource !== undefined) return [{ path: 'spec.source', message: 'cannot be set together with spec.resource: keep one of them' }];
   return validateSource(spec.source, spec.targets, warnings, kinds);
 }
@@ -79,22 +80,32 @@ function validateContentSpec(spec: Record<string, unknown>, warnings: string[], 
  * (copies, comparisons, hashes) walks it recursively and would fail on every pass.
  */
 export function checkNesting(object: unknown): FieldProblem[] {
+  return runSteps(nestingValidation(object));
+}
+
+/** checkNesting, pausing between the values of a large template. */
+export function* nestingValidation(object: unknown): Steps<FieldProblem[]> {
   const resource = asRecord(asRecord(object)?.spec)?.resource;
-  if (!nestsDeeperThan(resource, MAX_TEMPLATE_DEPTH)) return [];
+  if ((yield* nestingDepthSteps(resource, MAX_TEMPLATE_DEPTH)) <= MAX_TEMPLATE_DEPTH) return [];
   return [{ path: 'spec.resource', message: `nested deeper than ${MAX_TEMPLATE_DEPTH} levels: a Kubernetes object needs far fewer` }];
 }
 
-export function validateDistribution(input: {
+export interface ValidationInput {
   object: unknown;
   oldObject?: unknown;
   schema: SchemaValidator;
   namespaceExists?: (name: string) => boolean | undefined;
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
-}): ValidationResult {
+  /** The caller has refused a template nested too deeply already (see checkNesting): not measured again. */
+  nestingChecked?: boolean;
+}
+
+/** Every rule, pausing between the costly ones (a distribution may list 10,000 names and patterns). */
+export function* validationSteps(input: ValidationInput): Steps<ValidationResult> {
   const object = asRecord(input.object);
   if (object === undefined) return { problems: [{ path: '(object)', message: 'must be a ResourceDistribution object' }], warnings: [] };
-  const tooDeep = checkNesting(object);
+  const tooDeep = input.nestingChecked === true ? [] : yield* nestingValidation(object);
   if (tooDeep.length > 0) return { problems: tooDeep, warnings: [] };
   const warnings: string[] = [];
   const spec = asRecord(object.spec);
@@ -102,14 +113,15 @@ export function validateDistribution(input: {
   if (spec === undefined) {
     own.push({ path: 'spec', message: 'is required: spec.resource (or spec.source) and spec.targets' });
   } else {
-    own.push(
-      ...validateContentSpec(spec, warnings, input.kinds),
-      ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)),
-      ...validateTargets(spec.targets, warnings, input.namespaceExists),
-      ...checkWritePolicy(spec.writePolicy),
-      ...checkInjection(spec),
-      ...validateCopyMetadata(spec.copyMetadata),
-    );
+    own.push(...(yield* contentSpecValidation(spec, warnings, input.kinds)), ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)));
+    yield;
+    own.push(...(yield* targetsValidation(spec.targets, warnings, input.namespaceExists)));
+    own.push(...checkWritePolicy(spec.writePolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
   }
+  yield;
   return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };
+}
+
+export function validateDistribution(input: ValidationInput): ValidationResult {
+  return runSteps(validationSteps(input));
 }

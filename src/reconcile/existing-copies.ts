@@ -6,13 +6,14 @@
 // failed write; under writePolicy strict every unknown namespace is read first, since one
 // conflict anywhere forbids every write; and so is every namespace of a distribution whose status
 // counts copies the cache does not hold (see readsFirst).
-import { computeTargets, forbiddenFor } from '../domain/targets.js';
+import { forbiddenFor, targetsInSteps } from '../domain/targets.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { LABEL_DISTRIBUTION, type NamespaceInfo, type ResolvedDistribution, type Resource } from '../domain/types.js';
 import type { Caches } from '../k8s/caches.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
 import { describeApiError, type ApiErrorInfo } from '../k8s/errors.js';
 import { mapBounded } from '../bounded.js';
+import { inTurns } from './plan-in-turns.js';
 
 export interface ExistingCopies {
   /** namespace -> the same-named object of the template's kind there. */
@@ -100,7 +101,8 @@ export function createExistingCopiesReader(deps: ExistingCopiesDeps): ExistingCo
     async read(rd, kind, namespaces, within) {
       const name = rd.spec.resource.metadata.name ?? '';
       const result: ExistingCopies = { existing: new Map(), failures: new Map(), unread: new Set(), ownCopies: 0 };
-      const { targeted } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces));
+      // Over every namespace of a cluster, patterns tried against each name take a while: in turns.
+      const { targeted } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, deps.forbiddenNamespaces)));
       const readFirst = readsFirst(rd);
       const toRead: string[] = [];
       for (const namespace of targeted) {

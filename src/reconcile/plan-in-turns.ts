@@ -9,8 +9,9 @@
 // copies it renders are short-lived instead of made for every namespace at once.
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { planDistribution } from '../domain/plan.js';
-import { forbiddenFor, listedTargets } from '../domain/targets.js';
-import type { Action, NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
+import type { Steps } from '../domain/steps.js';
+import { forbiddenFor, hasPattern, listedTargets, patternSet } from '../domain/targets.js';
+import type { Action, NamespaceInfo, ResolvedDistribution, Resource, Targets } from '../domain/types.js';
 
 export interface FullPlanInput {
   distribution: ResolvedDistribution;
@@ -50,5 +51,27 @@ export async function* planSlices(input: FullPlanInput, sliceSize: number): Asyn
       return object === undefined ? [] : [[name, object] as const];
     }));
     yield planDistribution({ ...input, namespaces, existing, within: new Set(slice) });
+  }
+}
+
+/**
+ * A distribution's name patterns indexed one list at a time, with a turn of the event loop after
+ * each: 10,000 patterns take milliseconds to index, and the pass that follows (and every namespace
+ * and pod tested against the distribution) then finds them made (see patternSet).
+ */
+export async function indexPatternsInTurns(targets: Targets): Promise<void> {
+  for (const list of [targets.includedNamespaces, targets.excludedNamespaces]) {
+    if (!hasPattern(list)) continue;
+    patternSet(list);
+    await nextTurn();
+  }
+}
+
+/** Steps run with a turn of the event loop between two of them (the other passes, the webhooks and the watches go on meanwhile). */
+export async function inTurns<T>(steps: Steps<T>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done === true) return step.value;
+    await nextTurn();
   }
 }

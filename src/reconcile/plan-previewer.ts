@@ -2,7 +2,8 @@
 // reconciler's own planner over the namespaces and the copies of ours the caches hold, deciding
 // without rendering copies, counted per type of action.
 import { kindKeyOf } from '../domain/kinds.js';
-import { knownConflicts, previewTally } from '../domain/plan.js';
+import { knownConflicts, previewTallySteps } from '../domain/plan.js';
+import type { Steps } from '../domain/steps.js';
 import type { PlanTally } from '../domain/plan-preview.js';
 import type { Clock } from '../domain/clock.js';
 import type { ResolvedDistribution, Resource, ResourceDistribution } from '../domain/types.js';
@@ -23,12 +24,13 @@ function conflictsOverTheSameCopies(rd: ResourceDistribution, resolved: Resolved
   return same ? knownConflicts(stored.status) : new Set();
 }
 
-export type PlanPreviewer = (rd: ResourceDistribution) => PlanTally | undefined;
+/** In steps: over 10,000 namespaces the plan takes milliseconds, which admission spreads over turns of the event loop. */
+export type PlanPreviewer = (rd: ResourceDistribution) => Steps<PlanTally | undefined>;
 
 /** Undefined while it cannot be told from the caches: not synced, the kind not watched yet, or the source not read yet. */
 export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbiddenNamespaces: readonly string[] }): PlanPreviewer {
   const { caches } = deps;
-  return (rd) => {
+  return function* (rd) {
     if (!caches.synced()) return undefined;
     const resolution = resolveDistribution(rd, caches);
     if (resolution.state !== 'ready') return undefined;
@@ -44,6 +46,6 @@ export function createPlanPreviewer(deps: { caches: Caches; clock: Clock; forbid
     }
     const namespaces = targetNamespaces(resolved, caches, deps.forbiddenNamespaces);
     const conflicts = conflictsOverTheSameCopies(rd, resolved, caches);
-    return previewTally({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock(), knownConflicts: conflicts });
+    return yield* previewTallySteps({ distribution: resolved, namespaces, existing, forbidden: deps.forbiddenNamespaces, now: deps.clock(), knownConflicts: conflicts });
   };
 }

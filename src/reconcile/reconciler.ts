@@ -15,7 +15,7 @@ import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
-import { computeTargets, forbiddenFor, listedTargets } from '../domain/targets.js';
+import { forbiddenFor, listedTargets, targetsInSteps } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -34,7 +34,7 @@ import type { StoredForms } from './stored-forms.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
-import { planSlices } from './plan-in-turns.js';
+import { indexPatternsInTurns, inTurns, planSlices } from './plan-in-turns.js';
 import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
@@ -244,7 +244,7 @@ type Held = { missing: true; ownCopy: boolean } | { missing: false; message: str
  */
 async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, held: Held, signal: AbortSignal): Promise<ProcessResult> {
   const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
-  const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces));
+  const { targeted, missing } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces)));
   const { kind, namespace, name } = ref;
   if (held.missing && rd.origin !== undefined) {
     const { result, outcomes } = await parts.removal.removeCopies(rd, signal);
@@ -303,7 +303,7 @@ async function reportUndistributable(parts: Parts, rd: ResourceDistribution, mes
     return 'done';
   }
   const namespaces = targetNamespaces(rd, caches, forbiddenNamespaces);
-  const { targeted, missing } = computeTargets(rd.spec.targets, namespaces, forbiddenFor(rd, forbiddenNamespaces));
+  const { targeted, missing } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, forbiddenNamespaces)));
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
@@ -330,6 +330,9 @@ function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal)
 }
 
 async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
+  const seen = parts.deps.catalog.get(name);
+  if (seen) await indexPatternsInTurns(seen.spec.targets);
+  // Read again after those turns: the distribution may have changed meanwhile.
   const rd = parts.deps.catalog.get(name);
   if (!rd) return forgetAndRemoveOrphans(parts, name, signal);
   // Being deleted: the garbage collector removes the copies of what owns them; those of a

@@ -6,6 +6,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { OBJECT_SYNC_FINALIZER, OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
 import { describeTally } from '../../src/domain/plan-preview.js';
+import { runSteps } from '../../src/domain/steps.js';
 import { LABEL_DISTRIBUTION, type Resource } from '../../src/domain/types.js';
 import { configMapOf, distributionOf } from './fixtures/kube.js';
 import { useReconcileSuite } from './fixtures/reconcile-suite.js';
@@ -94,7 +95,7 @@ describe('reconcile: a copy whose label was removed and put back', () => {
     // What the distribution webhook answers to `kubectl apply --dry-run=server` of it unchanged.
     const lines = await waitFor(
       () => {
-        const tally = suite.controller.previewPlan(rd);
+        const tally = runSteps(suite.controller.previewPlan(rd));
         const said = tally === undefined ? [] : describeTally(tally, { sameNamedUnknown: true });
         return Promise.resolve(said.length > 0 && said.every((line) => !line.includes('to create')) ? said : undefined);
       },

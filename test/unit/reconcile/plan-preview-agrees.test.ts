@@ -3,6 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { describeTally, type PlanTally } from '../../../src/domain/plan-preview.js';
 import { reportedConflict } from '../../../src/domain/status.js';
+import { runSteps } from '../../../src/domain/steps.js';
 import type { ResourceDistribution } from '../../../src/domain/types.js';
 import { validateTargets } from '../../../src/domain/validate-targets.js';
 import { createPlanPreviewer } from '../../../src/reconcile/plan-previewer.js';
@@ -13,7 +14,7 @@ let h: Harness;
 afterEach(() => h?.caches.stop());
 
 function said(rd: ResourceDistribution): string[] {
-  const tally = createPlanPreviewer({ caches: h.caches, clock: () => T0, forbiddenNamespaces: [] })(rd);
+  const tally = runSteps(createPlanPreviewer({ caches: h.caches, clock: () => T0, forbiddenNamespaces: [] })(rd));
   const warnings: string[] = [];
   validateTargets(rd.spec.targets, warnings, (name) => h.caches.namespaces.get(name) !== undefined);
   const policy = rd.spec.writePolicy;
@@ -77,7 +78,7 @@ describe('the plan preview agrees with the status', () => {
     // What the status says, the preview made after the pass says too.
     expect([...(reportedConflict(stored.status)?.failedNamespace ?? [])]).toEqual(conflicts);
     expect(stored.status).toMatchObject({ succeeded });
-    const tally = createPlanPreviewer({ caches: h.caches, clock: () => T0, forbiddenNamespaces: [] })(stored);
+    const tally = runSteps(createPlanPreviewer({ caches: h.caches, clock: () => T0, forbiddenNamespaces: [] })(stored));
     expect(tally?.conflict?.first ?? []).toEqual(conflicts);
     expect(targetsOf(tally)).toBe(stored.status?.desired);
   });
