@@ -46,7 +46,7 @@ function usage(plane: ControlPlane, server: RunningServer, kubectl: string): str
     '  kubectl create namespace x && kubectl get configmaps,secrets -n x   # copies appear at once',
     '  kubectl apply --server-side -f policies/                           # as they went in: edits and removed keys apply',
     '',
-    'Settings: the RD_* environment variables of the README (RD_PORT defaults to 9443 here,',
+    'Settings: the RD_* environment variables of docs/reference/configuration.md (RD_PORT defaults to 9443 here,',
     'RD_LOG_LEVEL to info).',
     '',
     `kubectl: ${kubectl} (linked from ${relative(process.cwd(), LOCAL_BIN) || LOCAL_BIN}/); any kubectl of v1.33 to v1.35 works too.`,

@@ -14,8 +14,8 @@ interface Marker {
 }
 
 /**
- * What other tools mark the objects they manage with; never copied from a source. See the
- * README's "What a copy looks like" for why each.
+ * What other tools mark the objects they manage with; never copied from a source. See
+ * docs/concepts/copies.md, "Which labels and annotations reach copies", for why each.
  */
 export const SOURCE_MARKERS: { labels: readonly Marker[]; annotations: readonly Marker[] } = {
   labels: [

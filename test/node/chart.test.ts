@@ -1,13 +1,16 @@
-// The product installed as users install it: `helm install` of the chart with the image built
-// from the Dockerfile, its two replicas scheduled onto the node by kube-scheduler, the API server
-// calling their webhooks through the Service (endpoint routing to a pod's address), and
-// `helm uninstall` keeping the copies.
+// The product installed as users install it: the chart packaged and pushed to a registry as an
+// OCI artifact, `helm install oci://…` of it with the image built from the Dockerfile, its two
+// replicas scheduled onto the node by kube-scheduler, the API server calling their webhooks
+// through the Service (endpoint routing to a pod's address), and `helm uninstall` keeping the
+// copies. (The chart's path, `helm install charts/resource-distributor`, is installed by the
+// end-to-end tier: test/e2e/chart-install.test.ts.)
 import { readdir, readFile } from 'node:fs/promises';
 import { AdmissionregistrationV1Api, CoordinationV1Api, CoreV1Api, CustomObjectsApi, PolicyV1Api } from '@kubernetes/client-node';
 import { afterAll, expect, inject, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { configMap, distribution, included, rejection, secret } from '../e2e/support/admission.js';
 import { run } from '../e2e/support/tools.js';
+import { publishChart, type PublishedChart } from './oci-chart.js';
 import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
 import { percentile, pullingPod, userPod } from './user-pods.js';
 
@@ -30,21 +33,29 @@ const team = uniqueName('team');
 const distributionName = uniqueName('team-token');
 const distributions = [distributionName];
 const namespaces: string[] = [];
+let published: PublishedChart | undefined;
 
 afterAll(async () => {
   await run('helm', ['uninstall', RELEASE, '--namespace', NAMESPACE, '--wait']).catch(() => undefined);
   for (const name of distributions) await custom.deleteClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name }).catch(() => undefined);
   await Promise.all([NAMESPACE, ...namespaces].map((name) => core.deleteNamespace({ name }).catch(() => undefined)));
+  await published?.remove();
 });
 
 const seconds = (since: number): string => ((Date.now() - since) / 1000).toFixed(1);
 
-it('helm install: both replicas Ready on the node, one holds the Lease, the pods patched the caBundle and serve the webhooks through the Service', async () => {
+it('helm push of the packaged chart to a registry, helm install oci://… of it: both replicas Ready on the node, one holds the Lease, the pods patched the caBundle and serve the webhooks through the Service', async () => {
+  published = await publishChart(CHART, registry);
+  const shown = await run('helm', ['show', 'chart', published.reference, '--version', published.version, ...published.registryFlags]);
+  expect(shown.stdout).toContain(`version: ${published.version}`);
   const started = Date.now();
   await run('helm', [
     'install',
     RELEASE,
-    CHART,
+    published.reference,
+    '--version',
+    published.version,
+    ...published.registryFlags,
     '--namespace',
     NAMESPACE,
     '--create-namespace',
@@ -87,7 +98,7 @@ it('helm install: both replicas Ready on the node, one holds the Lease, the pods
   const denial = await rejection(custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: invalid }));
   expect(denial.message).toContain('admission webhook "resourcedistributions.resource-distributor.io" denied the request');
   expect(denial.message).toContain('spec.resource.kind: "Pod" is not supported');
-  console.log(`[node tier] helm install --wait of ${image.repository}:${image.tag}: 2/2 Ready in ${installSeconds} s; leader ${String(lease.spec?.holderIdentity)}`);
+  console.log(`[node tier] helm install --wait of ${published.reference} ${published.version} with ${image.repository}:${image.tag}: 2/2 Ready in ${installSeconds} s; leader ${String(lease.spec?.holderIdentity)}`);
 });
 
 const USER_NAMESPACES = 50;
