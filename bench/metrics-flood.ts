@@ -14,7 +14,7 @@ import { LABEL_DISTRIBUTION } from '../src/domain/types.js';
 import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from './bench-kube.js';
 import { watchObjects } from './object-watch.js';
 import type { Product } from './product.js';
-import { fmtMs, table } from './report.js';
+import { fmtMs, table } from './format.js';
 import { apiserverMetrics } from '../test/control-plane/apiserver-metrics.js';
 import { parseMetrics } from './scrape.js';
 import type { BenchSize } from './sizes.js';

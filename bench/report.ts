@@ -3,6 +3,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AdmissionResult } from './admission-latency.js';
+import { fmtBytes, fmtMs, fmtNumber, fmtRatio, table } from './format.js';
 import type { ContentionResult } from './contention.js';
 import type { FanOutResult } from './fan-out.js';
 import type { LargeAuthorResult, LargeAuthorRow } from './large-author.js';
@@ -38,32 +39,6 @@ export interface BenchResult {
   /** 1-minute load average when the run ended. */
   loadAverageAtEnd?: number;
   failures: { section: SectionName | 'setup' | 'teardown'; message: string }[];
-}
-
-const na = (value: number): boolean => !Number.isFinite(value);
-
-export function fmtMs(value: number): string {
-  if (na(value)) return 'n/a';
-  if (value >= 10_000) return `${(value / 1000).toFixed(1)} s`;
-  if (value >= 1000) return `${(value / 1000).toFixed(2)} s`;
-  if (value >= 10) return `${value.toFixed(0)} ms`;
-  return `${value.toFixed(2)} ms`;
-}
-
-export function fmtBytes(value: number): string {
-  if (na(value)) return 'n/a';
-  const abs = Math.abs(value);
-  if (abs >= 2 ** 20) return `${(value / 2 ** 20).toFixed(1)} MiB`;
-  if (abs >= 2 ** 10) return `${(value / 2 ** 10).toFixed(1)} KiB`;
-  return `${value.toFixed(0)} B`;
-}
-
-function fmtNumber(value: number, digits = 0): string {
-  return na(value) ? 'n/a' : value.toFixed(digits);
-}
-
-export function table(header: string[], rows: string[][]): string {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...rows.map((row) => `| ${row.join(' | ')} |`)].join('\n');
 }
 
 export function renderMachine(machine: MachineInfo): string {
@@ -202,10 +177,6 @@ function renderSteadyState(result: SteadyStateResult): string {
     '',
     `Requests in the window: ${requests}.`,
   ].join('\n');
-}
-
-function fmtRatio(value: number): string {
-  return na(value) ? 'n/a' : `${value.toFixed(2)}x`;
 }
 
 const plural = (count: number, noun: string): string => `${count} ${noun}${count === 1 ? '' : 's'}`;

@@ -1,6 +1,6 @@
 // The scale section's table (see scale.ts).
-import { fmtBytes, fmtMs, table } from './report.js';
-import type { NamespaceWork, ScaleResult } from './scale.js';
+import { fmtBytes, fmtMs, table } from './format.js';
+import { describeWork, type ScaleResult } from './scale.js';
 import type { Summary } from './stats.js';
 
 export type { ScaleResult };
@@ -10,9 +10,6 @@ const p50p99 = (summary: Summary): string => `p50 ${fmtMs(summary.p50)}, p99 ${f
 const withCall = (r: ScaleResult['newNamespaceByClient']): string =>
   `${p50p99(r.copies)}; the first of them: p50 ${fmtMs(r.firstCopy.p50)}, p99 ${fmtMs(r.firstCopy.p99)}; the namespace create call itself: p50 ${fmtMs(r.createCall.p50)}, p99 ${fmtMs(r.createCall.p99)}`;
 /** Whether the product answered each namespace's webhook call and generated it, and what held its event loop meanwhile. */
-export const describeWork = (w: NamespaceWork): string =>
-  `${w.admitted} namespace creations admitted, ${w.generated} generated, ${w.skipped} generations skipped; ` +
-  `its longest event-loop delay ${fmtMs(w.eventLoopDelayMaxMs)}; ${w.majorGcs} major GCs, ${fmtMs(w.majorGcMs)} in all`;
 const withWork = (r: ScaleResult['newNamespaceAtRest']): string => `${withCall(r)}. The product meanwhile: ${describeWork(r.product)}`;
 
 export function renderScale(r: ScaleResult): string {

@@ -7,8 +7,7 @@
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ANNOTATION_HASH, LABEL_DISTRIBUTION } from '../src/domain/types.js';
-import { fmtMs } from './report.js';
-import { describeWork } from './scale-report.js';
+import { fmtMs } from './format.js';
 import { GROUP_LABEL, groupDistribution, numberedNames, type BenchKube } from './bench-kube.js';
 import { watchObjects } from './object-watch.js';
 import { procMemoryBytes, requestsBetween, SWEEP_INTERVAL_SECONDS, waitForQuiet, workBetween, type Product } from './product.js';
@@ -322,3 +321,8 @@ export async function runScale(options: { kube: BenchKube; product: Product; siz
     },
   };
 }
+
+/** What the product did for new namespaces meanwhile, in words. */
+export const describeWork = (w: NamespaceWork): string =>
+  `${w.admitted} namespace creations admitted, ${w.generated} generated, ${w.skipped} generations skipped; ` +
+  `its longest event-loop delay ${fmtMs(w.eventLoopDelayMaxMs)}; ${w.majorGcs} major GCs, ${fmtMs(w.majorGcMs)} in all`;

@@ -2,7 +2,8 @@
 // and as JSON (bench/results/simulation-<timestamp>.json, git-ignored), each beside its target.
 import { readFile } from 'node:fs/promises';
 import { cpus, totalmem } from 'node:os';
-import { fmtBytes, fmtMs, writeJson, writeMarkdown } from './report.js';
+import { fmtBytes, fmtMs } from './format.js';
+import { writeJson, writeMarkdown } from './report.js';
 import type { Summary } from './stats.js';
 
 interface Memory {
