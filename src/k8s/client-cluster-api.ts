@@ -3,7 +3,7 @@ import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type 
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL, type ObjectSync } from '../domain/object-sync.js';
 import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
-import { startWatch } from './client-watch.js';
+import { METADATA_LIST, startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient, Query } from './kube-client.js';
 
@@ -57,7 +57,7 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
 interface Requests {
   client: KubeClient;
   kindOf: (key: KindKey) => ApiKind;
-  listAll: <T>(path: string, query?: Query) => Promise<ListResult<T>>;
+  listAll: <T>(path: string, query?: Query, accept?: string) => Promise<ListResult<T>>;
   get: <T>(path: string) => Promise<T | undefined>;
   send: <T>(method: string, path: string, body: unknown, contentType?: string) => Promise<T>;
 }
@@ -73,14 +73,14 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
     return kind;
   }
 
-  async function listAll<T>(path: string, query: Query = {}): Promise<ListResult<T>> {
+  async function listAll<T>(path: string, query: Query = {}, accept?: string): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     let resourceVersion = '';
     do {
       // No resourceVersion: a consistent read, never older than an event already seen (a relist
       // may take back an object a label-selected watch reported leaving; see store.ts).
-      const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token } });
+      const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token }, ...(accept === undefined ? {} : { accept }) });
       for (const item of page.items) items.push(trimmed(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
@@ -104,7 +104,7 @@ function identified(kind: ApiKind, listed: ListResult<Resource>): ListResult<Res
   return listed;
 }
 
-type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'dryRunCopy' | 'deleteCopy'>;
+type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'listNamed' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'dryRunCopy' | 'deleteCopy'>;
 
 /** Copies and sources: objects of any allowed kind, each at the path of its own kind and version. */
 function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMethods {
@@ -125,6 +125,10 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
     listSource: async (ref) => {
       const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
       return identified(kind, await listAll<Resource>(kindPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` }));
+    },
+    listNamed: async (key, name) => {
+      const kind = kindOf(key);
+      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}` }, METADATA_LIST));
     },
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
