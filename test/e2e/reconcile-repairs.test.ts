@@ -5,8 +5,14 @@
 // policy is gone. The sweep is set an hour apart, so that it can be no part of any repair here.
 // Each change is made a few times; how soon it was repaired is printed (the median and the worst),
 // and the worst must stay well within PROMPT_MS.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createClusterApi } from '../../src/k8s/client-cluster-api.js';
+import { createNamedObjects } from '../../src/k8s/named-objects.js';
+import { createLogger } from '../../src/log.js';
+import { kubeClientOf } from '../kube-client.js';
 import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Resource } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
 import { createObjectSync, deleteObjectSync, objectSyncCondition, objectSyncWhen } from './fixtures/object-syncs.js';
@@ -229,6 +235,48 @@ describe('repairs at once: a write a policy refused', () => {
       } finally {
         await unguarded(policy);
       }
+    }
+  });
+});
+
+describe('what watching distributed names costs', () => {
+  /** Names watched, each with one object in one namespace. */
+  const N = 200;
+
+  it('one watch (one connection) per distributed name; memory follows the names and the objects under them, metadata only', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const ns = await namespace('repair-cost');
+    const names = Array.from({ length: N }, (_, i) => `cost-${i}`);
+    for (let i = 0; i < N; i += 20) await Promise.all(names.slice(i, i + 20).map((name) => kube.put(configMapOf(name, { v: 'x'.repeat(1024) }, { namespace: ns }))));
+    const client = kubeClientOf(kube.kc);
+    const named = createNamedObjects({ api: createClusterApi(client), log: createLogger({ level: 'silent', destination: process.stderr }), onChange: () => undefined });
+    try {
+      gc();
+      const before = process.memoryUsage();
+      const opened = client.connectionsOpened();
+      named.follow(names.map((name) => ({ kind: 'ConfigMap', name, distributions: [`rd-${name}`] })));
+      await waitFor(() => Promise.resolve(named.size().objects >= N ? true : undefined), { what: `${N} names listed`, timeoutMs: 60_000 });
+      // The watches are open once each has sent its request: give them a moment.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      gc();
+      const watching = process.memoryUsage();
+      const connections = client.connectionsOpened() - opened;
+      const size = named.size();
+      // Stopped: the watches' connections close, the stores go.
+      named.follow([]);
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+      gc();
+      const stopped = process.memoryUsage();
+      const perName = (field: 'heapUsed' | 'rss') => `${Math.round((watching[field] - before[field]) / N / 102.4) / 10} KiB while watching, ${Math.round((watching[field] - stopped[field]) / N / 102.4) / 10} KiB freed when stopped`;
+      console.log(`names watched: ${size.names}, objects held: ${size.objects}, connections opened: ${connections}; per name: heap ${perName('heapUsed')}; rss ${perName('rss')}`);
+      expect(size).toEqual({ names: N, objects: N });
+      // One per watch, plus the few of the request pool the lists used.
+      expect(connections).toBeGreaterThanOrEqual(N);
+      expect(connections).toBeLessThanOrEqual(N + 8);
+    } finally {
+      named.stop();
+      client.close();
     }
   });
 });
