@@ -4,7 +4,8 @@
 // and ObjectSyncs alike; another distribution's copy going away; a write a policy refused, once the
 // policy is gone. The sweep is set an hour apart, so that it can be no part of any repair here.
 // Each change is made a few times; how soon it was repaired is printed (the median and the worst),
-// and the worst must stay well within PROMPT_MS.
+// and the worst must stay well within PROMPT_MS. Last, what watching distributed names costs
+// (connections, memory per name), as docs/repairs.md states it.
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { AdmissionregistrationV1Api } from '@kubernetes/client-node';
