@@ -33,7 +33,7 @@ const leasePath = (namespace: string, name?: string): string =>
   `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
 interface Page<T> {
-  items: T[];
+  items: T[] | null;
   metadata?: { resourceVersion?: string; continue?: string };
 }
 
@@ -81,7 +81,8 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
       // No resourceVersion: a consistent read, never older than an event already seen (a relist
       // may take back an object a label-selected watch reported leaving; see store.ts).
       const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token }, ...(accept === undefined ? {} : { accept }) });
-      for (const item of page.items) items.push(trimmed(item));
+      // A metadata-only list with nothing in it says `items: null`.
+      for (const item of page.items ?? []) items.push(trimmed(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
     } while (token);
@@ -179,7 +180,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     getNamespace: (name) => get<NamespaceObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
     lookupDistribution: async (name) => {
       const found = await client.request<Page<ResourceDistribution>>('GET', DISTRIBUTIONS, { query: { fieldSelector: `metadata.name=${name}` } });
-      const [first] = found.items;
+      const [first] = found.items ?? [];
       return first === undefined ? undefined : trimmed(first);
     },
 
@@ -191,7 +192,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     listObjectSyncs: () => listAll<ObjectSync>(OBJECT_SYNCS),
     lookupObjectSync: async (namespace, name) => {
       const found = await client.request<Page<ObjectSync>>('GET', objectSyncPath(namespace), { query: { fieldSelector: `metadata.name=${name}` } });
-      const [first] = found.items;
+      const [first] = found.items ?? [];
       return first === undefined ? undefined : trimmed(first);
     },
     patchObjectSyncStatus: (namespace, name, status) => send<ObjectSync>('PATCH', `${objectSyncPath(namespace, name)}/status`, { status }, MERGE_PATCH),
