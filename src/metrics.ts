@@ -17,6 +17,7 @@ export interface Metrics {
   isLeader: Gauge;
   certificateExpiry: Gauge;
   sourcesWatched: Gauge;
+  namesWatched: Gauge;
   kindsWatched: Gauge<'kind'>;
   podMaterialized: Counter<'result'>;
   podMaterializeDuration: Histogram;
@@ -185,6 +186,11 @@ export function createMetrics(options: MetricsOptions = {}): Metrics {
     connectionsDropped: new Counter({
       name: 'resource_distributor_connections_dropped_total',
       help: 'Connections to the admission server closed as soon as accepted because RD_MAX_CONNECTIONS were open.',
+      registers,
+    }),
+    namesWatched: new Gauge({
+      name: 'resource_distributor_names_watched',
+      help: 'Distributed (kind, name) pairs watched in every namespace, metadata only, each on a connection of its own.',
       registers,
     }),
     kindsWatched: new Gauge({

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { classifyExisting } from './copy.js';
 import { CORE_KINDS, createKindRegistry } from './kinds.js';
-import { distributionName, distributionsOf, foldStatus, LEGACY_SOURCE_ANNOTATION, orphanIntent, untiedCopy, type ObjectSync, type ObjectSyncDestination, type ObjectSyncSource } from './object-sync.js';
+import { distributionName, distributionsOf, foldStatus, LEGACY_SOURCE_ANNOTATION, orphanIntent, reportedDistributionsOf, untiedCopy, type ObjectSync, type ObjectSyncDestination, type ObjectSyncSource } from './object-sync.js';
 import { renderCopy } from './render.js';
 import { withSource } from './source.js';
 import { computeTargets, forbiddenFor } from './targets.js';
@@ -46,6 +46,22 @@ describe('an ObjectSync as distributions', () => {
     ['the right kind in another group', { group: 'batch', kind: 'ConfigMap' }],
   ])('stands for nothing with %s', (_what, source) => {
     expect(distributionsOf(objectSync([{ namespace: '*' }], source), kinds)).toEqual([]);
+  });
+
+  it.each([
+    ['a kind not allowed', { group: 'apps', kind: 'Deployment', name: 'web' }, 'apps/v1'],
+    ['the right kind in another group, in the version it names', { group: 'batch', kind: 'ConfigMap', name: 'web', version: 'v2' }, 'batch/v2'],
+    ['a core kind not allowed', { group: '', kind: 'Pod', name: 'web' }, 'v1'],
+  ])('is reported, not served, with %s: the same distributions, of the kind as named', (_what, source, apiVersion) => {
+    const [rd, ...rest] = reportedDistributionsOf(objectSync([{ namespace: 'team-a' }], source), kinds);
+    expect(rest).toEqual([]);
+    expect(rd?.metadata.name).toBe(distributionName(UID, 'web'));
+    expect(rd?.spec.source).toMatchObject({ apiVersion, kind: source.kind, name: 'web' });
+  });
+
+  it('is served as it is when its kind is allowed', () => {
+    const os = objectSync([{ namespace: 'team-a' }]);
+    expect(reportedDistributionsOf(os, kinds)).toEqual(distributionsOf(os, kinds));
   });
 
   it('names its distributions by uid and copy name, its source in its own namespace by default, and says where it comes from', () => {

@@ -119,13 +119,33 @@ function targetsOf(destinations: readonly ObjectSyncDestination[]): Targets {
 
 /**
  * One distribution per destination name, in name order; none when the source's kind is not
- * allowed (admission refuses it; an ObjectSync stored while it was off is reported, not served).
+ * allowed (admission refuses it; an ObjectSync stored while it was off is reported, not served:
+ * see reportedDistributionsOf).
  */
 export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: ReadonlyMap<string, DistributionStatus>): ResourceDistribution[] {
-  const { source, destinations } = os.spec ?? {};
+  const { source } = os.spec ?? {};
   const kind = kinds.all.find((candidate) => candidate.group === (source?.group ?? '') && candidate.kind === source?.kind);
-  if (source === undefined || kind === undefined || !Array.isArray(destinations)) return [];
-  const version = source.version && kind.versions.includes(source.version) ? source.version : kind.version;
+  if (kind === undefined) return [];
+  const version = source?.version && kind.versions.includes(source.version) ? source.version : kind.version;
+  return distributionsIn(os, apiVersionFor(kind, version), kind.kind, statuses);
+}
+
+/**
+ * What the controller serves of an ObjectSync: its distributions, or, when its source's kind is not
+ * allowed (RD_ALLOWED_KINDS changed since admission), the same distributions of that kind as named,
+ * which are never copied but reported: their status says why (NotDistributable).
+ */
+export function reportedDistributionsOf(os: ObjectSync, kinds: KindRegistry): ResourceDistribution[] {
+  const served = distributionsOf(os, kinds);
+  const source = os.spec?.source;
+  if (served.length > 0 || typeof source?.kind !== 'string' || source.kind === '') return served;
+  const version = source.version || 'v1';
+  return distributionsIn(os, source.group ? `${source.group}/${version}` : version, source.kind);
+}
+
+function distributionsIn(os: ObjectSync, apiVersion: string, kindName: string, statuses?: ReadonlyMap<string, DistributionStatus>): ResourceDistribution[] {
+  const { source, destinations } = os.spec ?? {};
+  if (source === undefined || !Array.isArray(destinations)) return [];
   const namespace = source.namespace || os.metadata.namespace;
   const uid = os.metadata.uid ?? '';
   const author = recordedAuthor(os);
@@ -152,7 +172,7 @@ export function distributionsOf(os: ObjectSync, kinds: KindRegistry, statuses?: 
           ...(author === undefined ? {} : { annotations: { [ANNOTATION_AUTHOR]: author } }),
         },
         spec: {
-          source: { apiVersion: apiVersionFor(kind, version), kind: kind.kind, namespace, name: source.name },
+          source: { apiVersion, kind: kindName, namespace, name: source.name },
           ...(copyName === source.name ? {} : { rename: copyName }),
           targets: targetsOf(group),
         },

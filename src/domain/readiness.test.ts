@@ -57,11 +57,11 @@ describe('Ready and Stalled', () => {
     const status = computeStatus({ distribution: rd, outcomes: [ok(inSync('a')), ok(missing('b')), failed(create('c'), 'create'), ok(conflict('d'))], now: T0 });
     const [ready, stalled] = status.conditions.slice(-2);
     expect(ready?.message).toBe(
-      '3 of 4 targets without a correct copy; CreateResourceFailed: c: the server is unavailable; ConflictOccurred: foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=sample (and label it resource-distributor.io/distribution=sample to have it taken at once) to hand it over, or use writePolicy overwrite): d; NamespaceNotExists: namespace not found: b',
+      '3 of 4 targets without a correct copy; CreateResourceFailed: c: the server is unavailable; ConflictOccurred: foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=sample to hand it over, or use writePolicy overwrite): d; NamespaceNotExists: namespace not found: b',
     );
     // Only what waits on someone: the create in c is retried.
     expect(stalled?.message).toBe(
-      'waits on a change to the cluster or the distribution; ConflictOccurred: foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=sample (and label it resource-distributor.io/distribution=sample to have it taken at once) to hand it over, or use writePolicy overwrite): d; NamespaceNotExists: namespace not found: b',
+      'waits on a change to the cluster or the distribution; ConflictOccurred: foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=sample to hand it over, or use writePolicy overwrite): d; NamespaceNotExists: namespace not found: b',
     );
     expect(computeStatus({ distribution: rd, outcomes: [ok(inSync('a')), ok(inSync('b'))], now: T0 }).conditions.at(-2)?.message).toBe('2 of 2 targets hold a correct copy');
   });

@@ -99,7 +99,7 @@ describe('computeStatus', () => {
     expect(status.conditions[4]).toMatchObject({
       reason: 'ResourceConflict',
       message:
-        'foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=' + rd.metadata.name + ' (and label it resource-distributor.io/distribution=' + rd.metadata.name + ' to have it taken at once) to hand it over, or use writePolicy overwrite): b, c; ' +
+        'foreign-object (an object someone else made; annotate it resource-distributor.io/adopt=' + rd.metadata.name + ' to hand it over, or use writePolicy overwrite): b, c; ' +
         'strict-blocked (not written: writePolicy strict holds every write while another target conflicts): a',
     });
   });
@@ -119,8 +119,8 @@ describe('computeStatus', () => {
 
   const objectSync = { ...rd, metadata: { ...rd.metadata, name: 'objectsync-0123' }, origin: { apiVersion: 'sync.rustrial.org/v1alpha1', kind: 'ObjectSync', namespace: 'team-a', name: 'registry', uid: 'u' } };
   it.each([
-    ['a ResourceDistribution', rd, [`adopt=${rd.metadata.name} `, `distribution=${rd.metadata.name} `, 'writePolicy overwrite'], ['<distribution>']],
-    ['an ObjectSync', objectSync, ['adopt=team-a/registry ', 'distribution=objectsync-0123 ', 'ObjectSync team-a/registry'], ['<distribution>', 'writePolicy']],
+    ['a ResourceDistribution', rd, [`adopt=${rd.metadata.name} `, 'writePolicy overwrite'], ['<distribution>', 'label it']],
+    ['an ObjectSync', objectSync, ['adopt=team-a/registry ', 'ObjectSync team-a/registry'], ['<distribution>', 'writePolicy', 'objectsync-0123']],
   ])('a foreign object under %s: the advice names it and fits its API', (_api, distribution, says, never) => {
     const message = computeStatus({ distribution, outcomes: [ok(conflict('a'))], now: T0 }).conditions[4]?.message ?? '';
     for (const words of says) expect(message).toContain(words);

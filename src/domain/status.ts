@@ -17,7 +17,6 @@ import {
   AUTHOR_CONDITION,
   NOT_DISTRIBUTABLE_CONDITION,
   ANNOTATION_ADOPT,
-  LABEL_DISTRIBUTION,
 } from './types.js';
 
 /** Nothing of the source is written: how many targets it has, and why (the condition's message). */
@@ -122,15 +121,12 @@ function conditionFailure(outcome: Outcome): [FailureConditionType, Failure] | u
 
 /**
  * How to hand a foreign object over, in the terms of the API the distribution came from: an
- * ObjectSync is consented to by `<namespace>/<name>` and has no writePolicy; the label (the name
- * its copies are watched by, generated for an ObjectSync) brings the object to it at once.
+ * ObjectSync is consented to by `<namespace>/<name>` and has no writePolicy. The annotation alone
+ * brings the object to it at once (objects under a distributed name are watched).
  */
 export function adoptionAdvice(rd: Pick<ResourceDistribution, 'metadata' | 'origin'>): string {
-  const label = `label it ${LABEL_DISTRIBUTION}=${rd.metadata.name} to have it taken at once`;
-  if (rd.origin !== undefined) {
-    return `annotate it ${ANNOTATION_ADOPT}=${rd.origin.namespace}/${rd.origin.name} (and ${label}) to hand it over to ObjectSync ${rd.origin.namespace}/${rd.origin.name}`;
-  }
-  return `annotate it ${ANNOTATION_ADOPT}=${rd.metadata.name} (and ${label}) to hand it over, or use writePolicy overwrite`;
+  if (rd.origin !== undefined) return `annotate it ${ANNOTATION_ADOPT}=${rd.origin.namespace}/${rd.origin.name} to hand it over to ObjectSync ${rd.origin.namespace}/${rd.origin.name}`;
+  return `annotate it ${ANNOTATION_ADOPT}=${rd.metadata.name} to hand it over, or use writePolicy overwrite`;
 }
 
 /** What each conflict reason means, in the words of the condition's message. */

@@ -293,5 +293,8 @@ export type FailedVerb = 'get' | 'create' | 'update' | 'delete';
 /** What happened when an action was applied. `message` must never contain object data. */
 export type Outcome =
   | { action: Action; ok: true }
-  /** `denied`: not attempted, as the recorded author may not write there (the message says who may not do what). */
-  | { action: Action; ok: false; verb: FailedVerb; message: string; transient: boolean; denied?: true };
+  /**
+   * `denied`: not attempted, as the recorded author may not write there (the message says who may
+   * not do what); `policy`: refused by an admission policy, retried a few times with backoff.
+   */
+  | { action: Action; ok: false; verb: FailedVerb; message: string; transient: boolean; denied?: true; policy?: true };

@@ -12,6 +12,7 @@ import { LABEL_DISTRIBUTION } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi, CopyRef, NamespaceObject } from './cluster-api.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
+import { createNamedObjects, type NamedObjects } from './named-objects.js';
 import { createPartSharer } from './shared-parts.js';
 import { namespacedKey, Store, type StoreChange } from './store.js';
 
@@ -171,6 +172,8 @@ export type CacheChange =
   | { resource: 'namespaces'; change: StoreChange<CachedNamespace> }
   | { resource: 'copies'; change: StoreChange<Resource> }
   | { resource: 'sources'; key: string }
+  /** An object of a distributed kind and name, ours or not (see named-objects.ts). */
+  | { resource: 'named'; kind: KindKey; name: string; change: StoreChange<Resource> }
   /** A kind's copies are known from now on: its distributions can be reconciled. */
   | { resource: 'kinds'; key: KindKey }
   /** We deleted a copy (see CopyCache.observeDelete). */
@@ -196,6 +199,8 @@ export interface Caches {
   copies: CopyCache;
   /** Sources of distributions, followed as distributions come and go (see createSourceCache). */
   sources: SourceCache;
+  /** What stands under each distributed kind and name, ours or not, metadata only (see named-objects.ts). */
+  named: NamedObjects;
   /** The kinds distributions may copy. */
   kinds: KindRegistry;
   start(): void;
@@ -241,6 +246,7 @@ export function createCaches(options: CacheOptions): Caches {
   const kinds = options.kinds ?? CORE_REGISTRY;
   const copies = createCopyCache(options, kinds, common);
   const sources = createSourceCache({ ...common, api, onChange: (key) => options.onChange({ resource: 'sources', key }) });
+  const named = createNamedObjects({ ...common, api, onChange: (kind, name, change) => options.onChange({ resource: 'named', kind, name, change }) });
 
   const reflectors = [
     new Reflector<ResourceDistribution>({
@@ -286,12 +292,14 @@ export function createCaches(options: CacheOptions): Caches {
     namespaces,
     copies,
     sources,
+    named,
     kinds,
     start: () => reflectors.forEach((reflector) => reflector.start()),
     stop: () => {
       reflectors.forEach((reflector) => reflector.stop());
       copies.stop();
       sources.stop();
+      named.stop();
     },
     synced: () => reflectors.every((reflector) => reflector.synced),
     whenSynced: async () => {

@@ -3,7 +3,7 @@ import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type 
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL, type ObjectSync } from '../domain/object-sync.js';
 import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
-import { startWatch } from './client-watch.js';
+import { METADATA_LIST, startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient, Query } from './kube-client.js';
 
@@ -33,7 +33,7 @@ const leasePath = (namespace: string, name?: string): string =>
   `/apis/coordination.k8s.io/v1/namespaces/${encodeURIComponent(namespace)}/leases${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
 
 interface Page<T> {
-  items: T[];
+  items: T[] | null;
   metadata?: { resourceVersion?: string; continue?: string };
 }
 
@@ -57,7 +57,7 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
 interface Requests {
   client: KubeClient;
   kindOf: (key: KindKey) => ApiKind;
-  listAll: <T>(path: string, query?: Query) => Promise<ListResult<T>>;
+  listAll: <T>(path: string, query?: Query, accept?: string) => Promise<ListResult<T>>;
   get: <T>(path: string) => Promise<T | undefined>;
   send: <T>(method: string, path: string, body: unknown, contentType?: string) => Promise<T>;
 }
@@ -73,15 +73,16 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
     return kind;
   }
 
-  async function listAll<T>(path: string, query: Query = {}): Promise<ListResult<T>> {
+  async function listAll<T>(path: string, query: Query = {}, accept?: string): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     let resourceVersion = '';
     do {
       // No resourceVersion: a consistent read, never older than an event already seen (a relist
       // may take back an object a label-selected watch reported leaving; see store.ts).
-      const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token } });
-      for (const item of page.items) items.push(trimmed(item));
+      const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token }, ...(accept === undefined ? {} : { accept }) });
+      // A metadata-only list with nothing in it says `items: null`.
+      for (const item of page.items ?? []) items.push(trimmed(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
     } while (token);
@@ -104,7 +105,7 @@ function identified(kind: ApiKind, listed: ListResult<Resource>): ListResult<Res
   return listed;
 }
 
-type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'dryRunCopy' | 'deleteCopy'>;
+type CopyMethods = Pick<ClusterApi, 'listCopies' | 'listSource' | 'listNamed' | 'getCopy' | 'createCopy' | 'replaceCopy' | 'dryRunCopy' | 'deleteCopy'>;
 
 /** Copies and sources: objects of any allowed kind, each at the path of its own kind and version. */
 function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMethods {
@@ -125,6 +126,10 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
     listSource: async (ref) => {
       const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
       return identified(kind, await listAll<Resource>(kindPath(kind, ref.namespace), { fieldSelector: `metadata.name=${ref.name}` }));
+    },
+    listNamed: async (key, name) => {
+      const kind = kindOf(key);
+      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}` }, METADATA_LIST));
     },
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),
@@ -175,7 +180,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     getNamespace: (name) => get<NamespaceObject>(`/api/v1/namespaces/${encodeURIComponent(name)}`),
     lookupDistribution: async (name) => {
       const found = await client.request<Page<ResourceDistribution>>('GET', DISTRIBUTIONS, { query: { fieldSelector: `metadata.name=${name}` } });
-      const [first] = found.items;
+      const [first] = found.items ?? [];
       return first === undefined ? undefined : trimmed(first);
     },
 
@@ -187,7 +192,7 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     listObjectSyncs: () => listAll<ObjectSync>(OBJECT_SYNCS),
     lookupObjectSync: async (namespace, name) => {
       const found = await client.request<Page<ObjectSync>>('GET', objectSyncPath(namespace), { query: { fieldSelector: `metadata.name=${name}` } });
-      const [first] = found.items;
+      const [first] = found.items ?? [];
       return first === undefined ? undefined : trimmed(first);
     },
     patchObjectSyncStatus: (namespace, name, status) => send<ObjectSync>('PATCH', `${objectSyncPath(namespace, name)}/status`, { status }, MERGE_PATCH),

@@ -37,6 +37,8 @@ export interface WatchOptions {
   /** Copied kinds: one namespace only, and `metadata.name=<name>` (a distribution's source). */
   namespace?: string;
   fieldSelector?: string;
+  /** Metadata only (PartialObjectMetadata): objects that are not ours, whose content we never read. */
+  metadataOnly?: boolean;
   /** The API server ends the watch after this long; the caller then resumes from the last resourceVersion. */
   timeoutSeconds: number;
   /**
@@ -102,6 +104,12 @@ export interface ClusterApi {
   watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
   /** The source object alone (a list by name in its namespace, so that it can be watched from there). */
   listSource(ref: SourceRef): Promise<ListResult<Resource>>;
+  /**
+   * The metadata of every object of a kind and name, in every namespace (`metadata.name=<name>`,
+   * PartialObjectMetadata): what stands where a distribution writes that name, ours or not.
+   * Optional: without it such objects are seen only by the passes that read them.
+   */
+  listNamed?(kind: KindKey, name: string): Promise<ListResult<Resource>>;
 
   getNamespace(name: string): Promise<NamespaceObject | undefined>;
   /**
@@ -148,6 +156,7 @@ export const API_VERBS = {
   listCopies: 'list',
   watch: 'watch',
   listSource: 'list',
+  listNamed: 'list',
   getNamespace: 'get',
   lookupDistribution: 'list',
   getCopy: 'get',

@@ -52,7 +52,9 @@ function resourceOf(method: keyof ClusterApi, args: readonly unknown[], kinds: K
   // A kind key (lists, watches, CopyRefs) or an object or SourceRef with its apiVersion.
   const named = first as Partial<Resource & SourceRef & CopyRef>;
   const key = typeof first === 'string' ? first : named.apiVersion === undefined ? (named.kind ?? '') : kindKeyOf(named.apiVersion, named.kind ?? '');
-  return kinds.byKey(key)?.plural ?? key;
+  const plural = kinds.byKey(key)?.plural ?? key;
+  // The lists of what stands under a distributed name, apart from those of the caches (see named-objects.ts).
+  return method === 'listNamed' ? `${plural} by name` : plural;
 }
 
 function emptyTally(): RequestTally {

@@ -91,3 +91,13 @@ export function isConflict(error: unknown): boolean {
   const info = describeApiError(error);
   return info.code === 409 && info.reason === 'Conflict';
 }
+
+/**
+ * A write refused by an admission policy: a webhook that denied it, a ValidatingAdmissionPolicy, a
+ * ResourceQuota. Final for that request, yet lifted by a change the controller does not watch (the
+ * policy removed or changed): worth a few retries with backoff rather than a wait for the sweep.
+ */
+export function isPolicyDenial(info: ApiErrorInfo): boolean {
+  if (info.transient || info.code < 400 || info.code >= 500) return false;
+  return /admission webhook ".*" denied the request|ValidatingAdmissionPolicy .* denied request|exceeded quota/.test(info.message);
+}

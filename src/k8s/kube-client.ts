@@ -17,6 +17,8 @@ export interface CallOptions {
   contentType?: string;
   /** Overrides the client's request timeout. */
   timeoutMs?: number;
+  /** Default application/json; a metadata-only read asks for PartialObjectMetadata. */
+  accept?: string;
 }
 
 /** An answer other than 2xx; `body` is the API server's Status (parsed), or its raw text. */
@@ -38,7 +40,14 @@ export interface WatchStream {
 export interface KubeClient {
   request<T>(method: string, path: string, options?: CallOptions): Promise<T>;
   /** GET with `watch=true`: one call per decoded line (JSON.parse unless `decode` is given); `onDone` once, with the error if it failed. */
-  watch(path: string, query: Query, onObject: (object: unknown) => void, onDone: (error?: unknown) => void, decode?: (line: string) => unknown): Promise<WatchStream>;
+  watch(
+    path: string,
+    query: Query,
+    onObject: (object: unknown) => void,
+    onDone: (error?: unknown) => void,
+    decode?: (line: string) => unknown,
+    accept?: string,
+  ): Promise<WatchStream>;
   /** TLS connections opened so far (requests and watches). */
   connectionsOpened(): number;
   close(): void;
@@ -175,7 +184,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
   };
 
   async function headersFor(call: CallOptions): Promise<Record<string, string>> {
-    const headers: Record<string, string> = { Accept: 'application/json', 'User-Agent': USER_AGENT };
+    const headers: Record<string, string> = { Accept: call.accept ?? 'application/json', 'User-Agent': USER_AGENT };
     const authorization = await connection.authorization();
     if (authorization !== undefined) headers.Authorization = authorization;
     if (call.body !== undefined) headers['Content-Type'] = call.contentType ?? 'application/json';
@@ -193,14 +202,14 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
       throw new ApiError(response.status, parsed);
     },
 
-    async watch(path, query, onObject, onDone, decode = (line: string): unknown => JSON.parse(line)) {
+    async watch(path, query, onObject, onDone, decode = (line: string): unknown => JSON.parse(line), accept) {
       const requestOptions: RequestOptions = {
         agent: watches,
         method: 'GET',
         hostname,
         port,
         path: `${prefix}${path}${encodeQuery({ ...query, watch: true })}`,
-        headers: await headersFor({}),
+        headers: await headersFor(accept === undefined ? {} : { accept }),
       };
       const req = request(requestOptions);
       req.on('socket', countConnection);

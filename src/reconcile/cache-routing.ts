@@ -6,13 +6,25 @@ import type { Metrics } from '../metrics.js';
 import type { CacheChange, Caches } from '../k8s/caches.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
 import type { Generator } from './generator.js';
-import { copyTriggers, distributionTriggers, kindsOf, kindTriggers, namespaceTriggers, objectSyncTriggers, sourcesOf, sourceTriggers } from './triggers.js';
+import { kindKeyOf } from '../domain/kinds.js';
+import {
+  copyTriggers,
+  distributionTriggers,
+  kindsOf,
+  kindTriggers,
+  namedObjectTriggers,
+  namedTargetsOf,
+  namespaceTriggers,
+  objectSyncTriggers,
+  sourcesOf,
+  sourceTriggers,
+} from './triggers.js';
 
 export interface CacheRoutingDeps {
-  caches: Pick<Caches, 'sources' | 'copies' | 'kinds'>;
+  caches: Pick<Caches, 'sources' | 'copies' | 'kinds' | 'named'>;
   catalog: Pick<DistributionCatalog, 'list' | 'targeting'>;
   generator: Pick<Generator, 'namespaceChanged' | 'settled'>;
-  metrics: Pick<Metrics, 'kindsWatched' | 'sourcesWatched'>;
+  metrics: Pick<Metrics, 'kindsWatched' | 'sourcesWatched' | 'namesWatched'>;
   forbiddenNamespaces: readonly string[];
   /** `namespace`: the change concerns that namespace alone (see pass-scopes.ts). */
   enqueue(names: readonly string[], namespace?: string): void;
@@ -32,19 +44,40 @@ function changesWhatIsFollowed(event: CacheChange): boolean {
   return event.resource === 'distributions' || event.resource === 'objectsyncs' || event.resource === 'copy-deleted';
 }
 
+/**
+ * A copy concerns its distribution; a copy or any other object under a distributed name, every
+ * distribution writing that name (it may have been in conflict with it, or be one to adopt).
+ */
+function objectTriggers(deps: CacheRoutingDeps, event: Extract<CacheChange, { resource: 'copies' | 'named' }>): string[] {
+  const object = event.change.current ?? event.change.old;
+  if (event.resource === 'named') return namedObjectTriggers(event.change, deps.caches.named.concerned(event.kind, event.name));
+  const writers = object === undefined ? [] : deps.caches.named.concerned(kindKeyOf(object.apiVersion, object.kind), object.metadata.name ?? '');
+  return [...new Set([...copyTriggers(event.change), ...namedObjectTriggers(event.change, writers)])];
+}
+
+/** The namespace a change concerns alone: a copy's, or that of an object under a distributed name; undefined for every target. */
+function namespaceOf(event: CacheChange): string | undefined {
+  if (event.resource !== 'copies' && event.resource !== 'named') return undefined;
+  return (event.change.current ?? event.change.old)?.metadata.namespace;
+}
+
+/** Only the distributions that may target the namespace, before or after: looked up, not all of them. */
+function namespaceNames(deps: CacheRoutingDeps, event: Extract<CacheChange, { resource: 'namespaces' }>): string[] {
+  const { old, current } = { old: event.change.old?.info, current: event.change.current?.info };
+  const concerned = [...(old ? deps.catalog.targeting(old) : []), ...(current ? deps.catalog.targeting(current) : [])];
+  return namespaceTriggers({ old, current }, concerned, deps.forbiddenNamespaces);
+}
+
 /** The distribution names a change concerns. */
 function namesFor(deps: CacheRoutingDeps, event: CacheChange): string[] {
   switch (event.resource) {
     case 'distributions':
       return distributionTriggers(event.change);
-    case 'namespaces': {
-      // Only the distributions that may target the namespace, before or after: looked up, not all of them.
-      const { old, current } = { old: event.change.old?.info, current: event.change.current?.info };
-      const concerned = [...(old ? deps.catalog.targeting(old) : []), ...(current ? deps.catalog.targeting(current) : [])];
-      return namespaceTriggers({ old, current }, concerned, deps.forbiddenNamespaces);
-    }
+    case 'namespaces':
+      return namespaceNames(deps, event);
     case 'copies':
-      return copyTriggers(event.change);
+    case 'named':
+      return objectTriggers(deps, event);
     case 'sources':
       return sourceTriggers(event.key, deps.catalog.list());
     case 'kinds':
@@ -61,9 +94,11 @@ export function createCacheRouting(deps: CacheRoutingDeps): CacheRouting {
 
   function follow(): void {
     const distributions = deps.catalog.list();
-    caches.sources.follow(sourcesOf(distributions));
+    caches.sources.follow(sourcesOf(distributions, caches.kinds));
     const before = caches.copies.followed();
-    caches.copies.follow(kindsOf(distributions));
+    caches.copies.follow(kindsOf(distributions, caches.kinds));
+    caches.named.follow(namedTargetsOf(distributions, caches.kinds));
+    metrics.namesWatched.set(caches.named.size().names);
     const after = caches.copies.followed();
     for (const kind of before) if (!after.includes(kind)) metrics.kindsWatched.set({ kind }, 0);
     for (const kind of after) metrics.kindsWatched.set({ kind }, 1);
@@ -86,9 +121,7 @@ export function createCacheRouting(deps: CacheRoutingDeps): CacheRouting {
     // A deleted copy may have been the last one holding its kind's watch.
     if (changesWhatIsFollowed(event)) followSoon();
     if (event.resource !== 'namespaces') {
-      // A copy concerns the namespace it is in; anything else, every target.
-      const copy = event.resource === 'copies' ? (event.change.current ?? event.change.old) : undefined;
-      if (deps.leading()) deps.enqueue(namesFor(deps, event), copy?.metadata.namespace);
+      if (deps.leading()) deps.enqueue(namesFor(deps, event), namespaceOf(event));
       return;
     }
     const name = event.change.current?.info.name ?? event.change.old?.info.name ?? '';

@@ -6,7 +6,8 @@ import type { Action, FailedVerb, Outcome, Resource } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { CopyCache } from '../k8s/caches.js';
 import { copyRefOf, type ClusterApi, type CopyRef } from '../k8s/cluster-api.js';
-import { describeApiError, isNotFound } from '../k8s/errors.js';
+import { describeApiError, isNotFound, isPolicyDenial } from '../k8s/errors.js';
+import { POLICY_RETRY_NOTE } from './policy-retries.js';
 
 /**
  * `stale`: the write lost a race (AlreadyExists, Conflict): what we read was out of date. Not a
@@ -54,6 +55,10 @@ function failure(action: Action, verb: FailedVerb, error: unknown, forceTransien
     transient: forceTransient || info.transient,
   };
   if (info.code === 409) outcome.stale = true;
+  if (!outcome.transient && isPolicyDenial(info)) {
+    outcome.policy = true;
+    outcome.message = `${outcome.message} (${POLICY_RETRY_NOTE})`;
+  }
   return outcome;
 }
 

@@ -8,7 +8,7 @@ import { canonicalJson } from '../domain/hash.js';
 import { podCopyKey, podReferenceKeys } from '../domain/pending-copies.js';
 import { injectionMode } from '../domain/pod-injection.js';
 import type { PodReferences } from '../domain/pod-references.js';
-import { distributionsOf, foldStatus, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
+import { foldStatus, reportedDistributionsOf, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -90,7 +90,7 @@ function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistr
   function distributionsOfSync(os: ObjectSync): ResourceDistribution[] {
     let found = translated.get(os);
     if (found === undefined) {
-      found = distributionsOf(os, caches.kinds);
+      found = reportedDistributionsOf(os, caches.kinds);
       translated.set(os, found);
       for (const rd of found) origins.set(rd.metadata.name, `${os.metadata.namespace}/${os.metadata.name}`);
     }
@@ -213,7 +213,7 @@ function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): Ca
       const os = await api.lookupObjectSync(namespace, objectSync);
       if (os === undefined || os.metadata.deletionTimestamp !== undefined) return false;
       // An ObjectSync of a kind this process does not allow is not ours to judge: its copies stay.
-      const groups = distributionsOf(os, caches.kinds);
+      const groups = reportedDistributionsOf(os, caches.kinds);
       return groups.length === 0 || groups.some((rd) => rd.metadata.name === name);
     },
     writeStatus: async (rd, status) => {

@@ -35,6 +35,7 @@ import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
 import { indexPatternsInTurns, inTurns, planSlices } from './plan-in-turns.js';
+import { PolicyRetries } from './policy-retries.js';
 import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
@@ -84,6 +85,7 @@ interface Parts {
   reporter: StatusReporter;
   copyStates: CopyStates;
   lastPasses: LastPasses;
+  policyRetries: PolicyRetries;
 }
 
 function buildParts(deps: ReconcilerDeps): Parts {
@@ -101,6 +103,7 @@ function buildParts(deps: ReconcilerDeps): Parts {
     reporter: createStatusReporter({ catalog: deps.catalog, events: deps.events, clock, log }),
     copyStates: new CopyStates(deps.metrics.copies),
     lastPasses: new LastPasses(),
+    policyRetries: new PolicyRetries(),
   };
 }
 
@@ -228,7 +231,9 @@ async function finishPass(parts: Parts, pass: Extent & { rd: ResolvedDistributio
     parts.copyStates.record(rd.metadata.name, everyTarget);
     await parts.reporter.writeStatus(rd, everyTarget, rd.spec.source ? { found: true } : undefined);
   }
-  if (needsRetry(outcomes)) return 'retry';
+  // A write a policy refused is tried again a few times: the policy may be lifted meanwhile.
+  const policyRetry = parts.policyRetries.retry(rd.metadata.name, outcomes);
+  if (needsRetry(outcomes) || policyRetry) return 'retry';
   return sliced !== undefined && !ended ? 'continue' : 'done';
 }
 
@@ -323,6 +328,7 @@ async function authorDenial(parts: Parts, rd: ResourceDistribution, source: Reso
 function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal): Promise<ProcessResult> {
   parts.copyStates.forget(name);
   parts.lastPasses.forget(name);
+  parts.policyRetries.forget(name);
   parts.reader.forget(name);
   parts.deps.catalog.forget(name);
   parts.deps.authors?.forget(name);

@@ -1,7 +1,7 @@
 // Which distributions a change concerns. Pure: (old, new) object -> names to enqueue. Watch
 // callbacks call these and enqueue; they never decide anything else.
 import { kindKeyOf, type KindKey, type KindRegistry } from '../domain/kinds.js';
-import { distributionsOf, type ObjectSync } from '../domain/object-sync.js';
+import { reportedDistributionsOf, type ObjectSync } from '../domain/object-sync.js';
 import { sourceKey } from '../domain/source.js';
 import { forbiddenFor, isTargeted } from '../domain/targets.js';
 import {
@@ -66,7 +66,7 @@ export function distributionTriggers(change: Change<ResourceDistribution>): stri
 /** An ObjectSync concerns the distributions it stands for, before and after (a destination renamed leaves one behind), unless only its status changed. */
 export function objectSyncTriggers(change: Change<ObjectSync>, kinds: KindRegistry): string[] {
   if (statusOnly(change)) return [];
-  const names = [change.old, change.current].flatMap((os) => (os === undefined ? [] : distributionsOf(os, kinds).map((rd) => rd.metadata.name)));
+  const names = [change.old, change.current].flatMap((os) => (os === undefined ? [] : reportedDistributionsOf(os, kinds).map((rd) => rd.metadata.name)));
   return unique(names);
 }
 
@@ -109,9 +109,9 @@ export function sourceTriggers(key: string, distributions: readonly ResourceDist
   return unique(distributions.filter((rd) => rd.spec?.source !== undefined && sourceKey(rd.spec.source) === key).map((rd) => rd.metadata.name));
 }
 
-/** The sources the distributions name: the ones to watch. */
-export function sourcesOf(distributions: readonly ResourceDistribution[]): SourceRef[] {
-  return distributions.flatMap((rd) => (rd.spec?.source === undefined ? [] : [rd.spec.source]));
+/** The sources the distributions name, of the kinds allowed: the ones to watch. */
+export function sourcesOf(distributions: readonly ResourceDistribution[], kinds?: KindRegistry): SourceRef[] {
+  return distributions.flatMap((rd) => (rd.spec?.source === undefined || (kinds !== undefined && kinds.find(rd.spec.source.apiVersion, rd.spec.source.kind) === undefined) ? [] : [rd.spec.source]));
 }
 
 /** A copy concerns the distribution its label names and the one its `from` annotation names, before and after. */
@@ -129,9 +129,46 @@ export function kindOf(rd: ResourceDistribution): KindKey | undefined {
   return typeof named?.kind === 'string' ? kindKeyOf(named.apiVersion, named.kind) : undefined;
 }
 
-/** The kinds whose copies to watch: those the distributions copy. */
-export function kindsOf(distributions: readonly ResourceDistribution[]): Set<KindKey> {
-  return new Set(distributions.flatMap((rd) => kindOf(rd) ?? []));
+/**
+ * The kinds whose copies to watch: those the distributions copy, of the kinds allowed (one stored
+ * while its kind was allowed, or before admission checked it, is reported, never watched).
+ */
+export function kindsOf(distributions: readonly ResourceDistribution[], kinds?: KindRegistry): Set<KindKey> {
+  return new Set(distributions.flatMap((rd) => kindOf(rd) ?? []).filter((key) => kinds === undefined || kinds.byKey(key) !== undefined));
+}
+
+/** The kind and name a distribution writes in each target (a template's, a source's, or an ObjectSync destination's); undefined when it names none. */
+export function copiedName(rd: ResourceDistribution): { kind: KindKey; name: string } | undefined {
+  const kind = kindOf(rd);
+  const { rename, source, resource } = rd.spec ?? {};
+  const name = rename ?? source?.name ?? resource?.metadata?.name;
+  return kind === undefined || typeof name !== 'string' || name === '' ? undefined : { kind, name };
+}
+
+/** Every (kind, name) the distributions write, of the kinds allowed, with the distributions that write it. */
+export function namedTargetsOf(distributions: readonly ResourceDistribution[], kinds: KindRegistry): { kind: KindKey; name: string; distributions: string[] }[] {
+  const byKey = new Map<string, { kind: KindKey; name: string; distributions: string[] }>();
+  for (const rd of distributions) {
+    const copied = copiedName(rd);
+    if (copied === undefined || kinds.byKey(copied.kind) === undefined) continue;
+    const key = `${copied.kind}/${copied.name}`;
+    const entry = byKey.get(key) ?? { ...copied, distributions: [] };
+    entry.distributions.push(rd.metadata.name);
+    byKey.set(key, entry);
+  }
+  return [...byKey.values()];
+}
+
+/**
+ * An object of a distributed kind and name, ours or not, appeared, changed or went: it concerns
+ * every distribution that writes that name (a conflict cleared, an object to adopt, a copy to
+ * recreate), but the one whose label it carried before and after: that one's own copy watch
+ * already brings it each change.
+ */
+export function namedObjectTriggers(change: Change<Resource>, writers: readonly string[]): string[] {
+  const states = [change.old, change.current].filter((object): object is Resource => object !== undefined);
+  const labelledAlways = (name: string): boolean => states.every((object) => object.metadata.labels?.[LABEL_DISTRIBUTION] === name);
+  return unique(writers.filter((name) => !labelledAlways(name)));
 }
 
 /** A kind's copies became known: every distribution of that kind can now be reconciled. */

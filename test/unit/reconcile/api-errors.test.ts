@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeApiError, isAlreadyExists, isConflict, isNotFound } from '../../../src/k8s/errors.js';
+import { describeApiError, isAlreadyExists, isConflict, isNotFound, isPolicyDenial } from '../../../src/k8s/errors.js';
 import { FakeApiError } from './fake-cluster.js';
 
 /** What client-node's Watch throws for a non-200 answer to the watch request. */
@@ -28,5 +28,19 @@ describe('describeApiError', () => {
     ['Conflict', new FakeApiError(409, 'Conflict'), [false, false, true]],
   ])('classifies %s', (_, error, expected) => {
     expect([isNotFound(error), isAlreadyExists(error), isConflict(error)]).toEqual(expected);
+  });
+});
+
+describe('isPolicyDenial', () => {
+  const info = (code: number, message: string, transient = false) => ({ code, reason: 'X', message, transient });
+  it.each([
+    ['a webhook that denied it', info(403, 'admission webhook "deny.example.com" denied the request: no'), true],
+    ['a ValidatingAdmissionPolicy', info(422, `configmaps "shared" is forbidden: ValidatingAdmissionPolicy 'p' with binding 'p' denied request: no`), true],
+    ['a quota', info(403, 'secrets "s" is forbidden: exceeded quota: q, requested: count/secrets=1'), true],
+    ['an invalid object', info(422, 'ConfigMap "x" is invalid: data[a b]: Invalid value'), false],
+    ['RBAC', info(403, 'secrets is forbidden: User "u" cannot create resource "secrets"'), false],
+    ['a webhook that could not be called (transient)', info(500, 'failed calling webhook "w": connection refused', true), false],
+  ])('%s: %s', (_, error, expected) => {
+    expect(isPolicyDenial(error)).toBe(expected);
   });
 });

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_FROM, LABEL_DISTRIBUTION, type NamespaceInfo, type Resource } from '../../../src/domain/types.js';
-import { copyTriggers, distributionTriggers, namespaceTriggers, type Change } from '../../../src/reconcile/triggers.js';
+import { CORE_REGISTRY } from '../../../src/domain/kinds.js';
+import {
+  copiedName,
+  copyTriggers,
+  distributionTriggers,
+  namedObjectTriggers,
+  namedTargetsOf,
+  namespaceTriggers,
+  sourcesOf,
+  type Change,
+} from '../../../src/reconcile/triggers.js';
 import { copyOf, distribution, foreign, namespace, terminating } from '../builders.js';
 
 const byLabel = distribution('by-label').matchLabels({ team: 'a' }).build();
@@ -69,5 +79,53 @@ describe('distributionTriggers', () => {
     ['no generation known: counted as a change', { old: stored((m) => delete m.generation), current: stored((m) => delete m.generation, converged) }, ['shared']],
   ])('%s', (_, change, expected) => {
     expect(distributionTriggers(change)).toEqual(expected);
+  });
+});
+
+describe('copiedName', () => {
+  it.each([
+    ['a template', distribution('t').configMap('settings').build(), { kind: 'ConfigMap', name: 'settings' }],
+    ['a source', distribution('s').source('platform', 'registry', 'Secret').build(), { kind: 'Secret', name: 'registry' }],
+    ['a renamed source (an ObjectSync destination)', { ...distribution('r').source('platform', 'registry').build(), spec: { ...distribution('r').source('platform', 'registry').build().spec, rename: 'copy' } }, { kind: 'ConfigMap', name: 'copy' }],
+    ['a template without a name', distribution('n').template({ apiVersion: 'v1', kind: 'ConfigMap', metadata: {} }).build(), undefined],
+  ])('%s', (_, rd, expected) => {
+    expect(copiedName(rd)).toEqual(expected);
+  });
+});
+
+describe('namedTargetsOf', () => {
+  it('groups the distributions writing each kind and name, and leaves out kinds not allowed', () => {
+    const a = distribution('a').configMap('shared').build();
+    const b = distribution('b').configMap('shared').build();
+    const c = distribution('c').secret('shared').build();
+    const job = distribution('job').template({ apiVersion: 'batch/v1', kind: 'CronJob', metadata: { name: 'shared' } }).build();
+    expect(namedTargetsOf([a, b, c, job], CORE_REGISTRY)).toEqual([
+      { kind: 'ConfigMap', name: 'shared', distributions: ['a', 'b'] },
+      { kind: 'Secret', name: 'shared', distributions: ['c'] },
+    ]);
+  });
+});
+
+describe('sourcesOf', () => {
+  it('leaves out sources of kinds not allowed (never watched)', () => {
+    const allowed = distribution('a').source('platform', 'registry', 'Secret').build();
+    const job = { ...allowed, metadata: { name: 'job' }, spec: { ...allowed.spec, source: { apiVersion: 'batch/v1', kind: 'CronJob', namespace: 'platform', name: 'nightly' } } };
+    expect(sourcesOf([allowed, job], CORE_REGISTRY).map((ref) => ref.name)).toEqual(['registry']);
+  });
+});
+
+describe('namedObjectTriggers', () => {
+  const writers = ['a', 'b'];
+  const object = foreign('ConfigMap', 'shared', 'n').build();
+  const ofA = foreign('ConfigMap', 'shared', 'n').label(LABEL_DISTRIBUTION, 'a').build();
+  it.each<[string, Change<Resource>, string[]]>([
+    ['a foreign object appears: every writer', { current: object }, ['a', 'b']],
+    ['a foreign object deleted or annotated: every writer', { old: object }, ['a', 'b']],
+    ["a's copy changes: not a (its copy watch sees it), b", { old: ofA, current: ofA }, ['b']],
+    ["a's copy goes (a conflict that clears for b)", { old: ofA }, ['b']],
+    ["a's copy loses its label: a too", { old: ofA, current: object }, ['a', 'b']],
+    ['an object labelled for a distribution that does not write the name', { current: foreign('ConfigMap', 'shared', 'n').label(LABEL_DISTRIBUTION, 'z').build() }, ['a', 'b']],
+  ])('%s', (_, change, expected) => {
+    expect(namedObjectTriggers(change, writers)).toEqual(expected);
   });
 });
