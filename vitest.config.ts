@@ -34,6 +34,19 @@ export default defineConfig({
           fileParallelism: false,
         },
       },
+      {
+        test: {
+          name: 'fleet',
+          include: ['test/fleet/**/*.test.ts'],
+          environment: 'node',
+          // A Karmada control plane and two member planes, each member running the product; a cold
+          // machine first builds Karmada's servers from its Go module.
+          globalSetup: ['test/fleet/global-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 600_000,
+          fileParallelism: false,
+        },
+      },
     ],
   },
 });

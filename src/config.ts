@@ -54,6 +54,11 @@ export interface Config {
   namespaceGeneration: boolean;
   /** RD_POD_WAIT: how long a pod's admission waits for the copies it references. */
   podWaitMs: number;
+  /**
+   * RD_RECONCILE: off, the server only validates distributions (and asks about their authors'
+   * access): on a fleet's control plane, whose member clusters each run the whole product.
+   */
+  reconcile: boolean;
   leaderElection: boolean;
   leaseName: string;
   leaseDurationMs: number;
@@ -285,6 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedKinds: readAllowedKinds(r),
     namespaceGeneration: r.boolean('RD_NAMESPACE_GENERATION', true),
     podWaitMs: r.duration('RD_POD_WAIT', '1500ms'),
+    reconcile: r.boolean('RD_RECONCILE', true),
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),

@@ -23,6 +23,7 @@ import { createScrapeReviewer } from './k8s/scrape-review.js';
 import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
+import { admissionOnlyController } from './reconcile/admission-only.js';
 import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
 import { serviceIdentity } from './tls/certificates.js';
 import { fileStore } from './tls/file-store.js';
@@ -49,8 +50,10 @@ export interface RunningServer {
 }
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const webhookNameList = (config: Config): string[] => [config.webhookNames.distributions, config.webhookNames.namespaces];
-const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods === undefined ? [] : [config.webhookNames.pods]);
+// A server that only admits registers validation alone: the other webhooks hand work to a reconciler.
+const webhookNameList = (config: Config): string[] =>
+  config.reconcile ? [config.webhookNames.distributions, config.webhookNames.namespaces] : [config.webhookNames.distributions];
+const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods === undefined || !config.reconcile ? [] : [config.webhookNames.pods]);
 
 /** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
 function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
@@ -70,7 +73,9 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number):
       ownNamespace: config.namespace,
       clientConfig: (path: string) => ({ url: `${base}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
     };
-    await applyWebhookConfigurations(client, [...webhookConfigurations(options), ...mutatingWebhookConfigurations(options)]);
+    const names = [...webhookNameList(config), ...mutatingNameList(config)];
+    const configurations = [...webhookConfigurations(options), ...mutatingWebhookConfigurations(options)];
+    await applyWebhookConfigurations(client, configurations.filter((c) => names.includes(c.metadata?.name ?? '')));
     applied = trust;
     return true;
   };
@@ -155,7 +160,7 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     podInjection: (namespace, pod) => controller.podInjection(namespace, pod),
     forbiddenNamespaces: forbiddenNamespaces(config),
     // The mutating configuration records authors; without it none are, and none are required.
-    recordsAuthors: config.webhookNames.pods !== undefined,
+    recordsAuthors: mutatingNameList(config).length > 0,
     bodyLimitBytes: config.bodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: scrapeAccess(parts, metrics) } : {}),
@@ -206,7 +211,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
   const reviews = cachedAccessReviewer(fairAccessReviewer(createAccessReviewer(client, metrics), config.accessReviewConcurrency), { ttlMs: config.sarCacheTtlMs });
   const accessReviewer = rbac === undefined ? reviews : grantsFirstAccessReviewer(reviews, rbac);
-  const controller = (deps.createController ?? createController)({
+  const controller = (config.reconcile ? (deps.createController ?? createController) : admissionOnlyController)({
     // A distribution's recorded author is asked about again when its source appears or changes.
     accessReviewer,
     clusterApi,

@@ -253,3 +253,35 @@ export async function ensureTool(name: ToolName, options: EnsureBinariesOptions 
   const spec = await toolSpec(name);
   return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
+
+/**
+ * The Karmada commands the fleet tier runs, from the wrapper module test/tools/karmada/ (which
+ * requires github.com/karmada-io/karmada and imports them in tools.go). karmadactl checks and runs
+ * interpreter customizations offline (`karmadactl interpret`).
+ */
+export type KarmadaCommand = 'aggregated-apiserver' | 'controller-manager' | 'scheduler' | 'webhook' | 'karmadactl';
+
+const KARMADA_MODULE = 'github.com/karmada-io/karmada';
+export const KARMADA_MODULE_DIR = join(TOOLS_DIR, 'karmada');
+
+async function karmadaSpec(command: KarmadaCommand): Promise<BinarySpec> {
+  const version = await requiredVersion(join(KARMADA_MODULE_DIR, 'go.mod'), KARMADA_MODULE);
+  const file = command === 'karmadactl' ? `karmadactl-${version}` : `karmada-${command}-${version}`;
+  // Without the stamp the commands report v0.0.0-master.
+  const ldflags = `-X ${KARMADA_MODULE}/pkg/version.gitVersion=${version}`;
+  return { file, pkg: `${KARMADA_MODULE}/cmd/${command}`, moduleDir: KARMADA_MODULE_DIR, ldflags };
+}
+
+/** Returns the path of a Karmada command, built on first use into the same cache as the servers; its own lock. */
+export async function ensureKarmada(command: KarmadaCommand, options: EnsureBinariesOptions = {}): Promise<string> {
+  const spec = await karmadaSpec(command);
+  return join(await ensureBuilt([spec], `.karmada-${command}.lock`, options.log ?? defaultLog), spec.file);
+}
+
+/** Where the Go module cache holds Karmada's module (its CRDs and webhook configuration ship in it). */
+export async function karmadaSourceDir(): Promise<string> {
+  const { stdout } = await promisify(execFile)('go', ['list', '-m', '-json', KARMADA_MODULE], { cwd: KARMADA_MODULE_DIR, env: goEnv() });
+  const dir = (JSON.parse(stdout) as { Dir?: string }).Dir;
+  if (!dir) throw new Error(`go list -m ${KARMADA_MODULE} names no folder (is the module downloaded?)`);
+  return dir;
+}

@@ -33,6 +33,8 @@ export interface ControlPlane {
    * starts it again with the same flags, ports and data, and resolves once it is ready again.
    */
   restart(server: RestartableServer, options?: RestartOptions): Promise<void>;
+  /** The servers running now (name and pid), e.g. to read their memory. */
+  pids(): { name: string; pid: number }[];
   stop(): Promise<void>;
 }
 
@@ -211,7 +213,8 @@ async function boot(
   };
   const webhookClient = { caFile: pki.files.webhookClientCaCert, caKeyFile: pki.files.webhookClientCaKey, commonName: WEBHOOK_CLIENT_NAME };
   const clientCa = { certFile: pki.files.caCert, keyFile: pki.files.caKey };
-  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, webhookClient, clientCa, restart };
+  const pids = (): { name: string; pid: number }[] => processes.filter((child) => !child.hasExited()).map(({ name, pid }) => ({ name, pid }));
+  return { kubeconfigPath, kubeConfig, serverUrl, etcdUrl, webhookClient, clientCa, restart, pids };
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only

@@ -14,3 +14,5 @@ export { publishProductImage, type ProductImage } from './product-image.js';
 export { httpGet } from './network.js';
 export { cachedProductImage, ensureProductImage, keepProductImage, productImageKey, type CachedProductImage } from './product-image-cache.js';
 export { apiserverMetrics } from './apiserver-metrics.js';
+export { ensureKarmada, karmadaSourceDir, KARMADA_MODULE_DIR, type KarmadaCommand } from './binaries.js';
+export { joinMember, startKarmadaPlane, type KarmadaPlane, type StartKarmadaOptions } from './karmada.js';
