@@ -1,0 +1,147 @@
+// A distribution created once on the fleet's control plane (Karmada), propagated by the example
+// ClusterPropagationPolicy to both members, where the product makes the copies; the fleet's status
+// is what our ResourceInterpreterCustomization aggregates of the members' statuses.
+import { KubeConfig } from '@kubernetes/client-node';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { DistributionStatus, ResourceDistribution } from '../../src/domain/types.js';
+import { condition, configMapOf, distributionOf, Kube } from '../e2e/fixtures/kube.js';
+import { uniqueName, waitFor } from '../e2e/support/cluster.js';
+
+function kubeAt(path: string): Kube {
+  const kc = new KubeConfig();
+  kc.loadFromFile(path);
+  return new Kube(kc);
+}
+
+const fleet = kubeAt(inject('fleetKubeconfigPath'));
+const members = inject('members').map(({ name, kubeconfigPath }) => ({ name, kube: kubeAt(kubeconfigPath) }));
+const [first, second] = members as [(typeof members)[number], (typeof members)[number]];
+
+afterAll(async () => {
+  await fleet.cleanup();
+  await Promise.all(members.map(({ kube }) => kube.cleanup()));
+});
+
+/** `count` namespaces in `kube` labelled `fleet-test=<tag>`. */
+async function labelledNamespaces(kube: Kube, tag: string, count: number): Promise<string[]> {
+  const names: string[] = [];
+  for (let i = 0; i < count; i++) names.push((await kube.createNamespace('fleet', { 'fleet-test': tag })).metadata!.name!);
+  return names;
+}
+
+async function copiesIn(kube: Kube, namespaces: readonly string[], name: string, value: string): Promise<boolean> {
+  const found = await Promise.all(namespaces.map((namespace) => kube.get('ConfigMap', namespace, name)));
+  return found.every((copy) => copy?.data?.['value'] === value);
+}
+
+const summed = (s: DistributionStatus): [number, number, number] => [s.desired, s.succeeded, s.failed];
+
+function productPid(member: string): number {
+  const found = inject('processes').find((p) => p.name === `${member} product`);
+  if (!found) throw new Error(`no product process of ${member}`);
+  return found.pid;
+}
+
+describe('a distribution created on the fleet', () => {
+  it('makes copies in the targeted namespaces of both members, and the fleet status sums them', async () => {
+    const tag = uniqueName('sum');
+    const inFirst = await labelledNamespaces(first.kube, tag, 2);
+    const inSecond = await labelledNamespaces(second.kube, tag, 3);
+    const name = uniqueName('rd-fleet');
+    const started = Date.now();
+    await fleet.createDistribution(distributionOf(name, configMapOf('fleet-settings', { value: 'one' }), { namespaceLabelSelector: { matchLabels: { 'fleet-test': tag } } }));
+    await waitFor(async () => ((await copiesIn(first.kube, inFirst, 'fleet-settings', 'one')) && (await copiesIn(second.kube, inSecond, 'fleet-settings', 'one')) ? true : undefined), {
+      what: 'copies in both members',
+      timeoutMs: 60_000,
+      intervalMs: 50,
+    });
+    console.log(`[fleet] create on the fleet -> last copy in the last member: ${Date.now() - started} ms`);
+
+    const rd = await fleet.waitForStatus(name, (s, current) => s.observedGeneration === current.metadata.generation && s.desired === 5 && s.succeeded === 5, 60_000);
+    expect(summed(rd.status!)).toEqual([5, 5, 0]);
+    expect(condition(rd, 'Ready')).toMatchObject({ status: 'True' });
+    expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ status: 'False' });
+    const types = rd.status!.conditions.map((c) => c.type);
+    expect(types.slice(0, 6)).toEqual(['GetResourceFailed', 'CreateResourceFailed', 'UpdateResourceFailed', 'DeleteResourceFailed', 'ConflictOccurred', 'NamespaceNotExists']);
+    const inMember: ResourceDistribution | undefined = await second.kube.getDistribution(name);
+    expect(inMember?.status?.desired).toBe(3);
+  });
+
+  it('reaches both members on an update, and observedGeneration moves only once both have it', async () => {
+    const tag = uniqueName('update');
+    const inFirst = await labelledNamespaces(first.kube, tag, 1);
+    const inSecond = await labelledNamespaces(second.kube, tag, 1);
+    const name = uniqueName('rd-update');
+    await fleet.createDistribution(distributionOf(name, configMapOf('fleet-update', { value: 'one' }), { namespaceLabelSelector: { matchLabels: { 'fleet-test': tag } } }));
+    await fleet.waitForStatus(name, (s, rd) => s.observedGeneration === rd.metadata.generation && condition(rd, 'Ready')?.status === 'True', 60_000);
+
+    // The second member's product is paused: its webhook does not answer, so its API server
+    // refuses the new generation (failurePolicy Fail) until it runs again.
+    const paused = productPid(second.name);
+    process.kill(paused, 'SIGSTOP');
+    try {
+      const updated = await fleet.updateDistribution(name, (rd) => {
+        rd.spec.resource.data = { value: 'two' };
+      });
+      expect(updated.metadata.generation).toBe(2);
+      await waitFor(async () => ((await copiesIn(first.kube, inFirst, 'fleet-update', 'two')) ? true : undefined), { what: 'the update in the first member', timeoutMs: 60_000 });
+      await waitFor(async () => ((await first.kube.getDistribution(name))?.status?.observedGeneration === 2 ? true : undefined), { what: 'the first member observing generation 2', timeoutMs: 30_000 });
+      // Karmada collects the first member's status; the fleet's still describes generation 1.
+      await new Promise((resolve) => setTimeout(resolve, 5_000));
+      const waiting = await fleet.getDistribution(name);
+      expect(waiting?.status?.observedGeneration).toBe(1);
+      expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining(second.name) as string });
+    } finally {
+      process.kill(paused, 'SIGCONT');
+    }
+    await waitFor(async () => ((await copiesIn(second.kube, inSecond, 'fleet-update', 'two')) ? true : undefined), { what: 'the update in the second member', timeoutMs: 90_000 });
+    const current = await fleet.waitForStatus(name, (s) => s.observedGeneration === 2, 60_000);
+    expect(condition(current, 'Ready')).toMatchObject({ status: 'True' });
+  });
+
+  it("shows a member's failure on the fleet, naming member/namespace", async () => {
+    const onlyInSecond = (await second.kube.createNamespace('fleet-only')).metadata!.name!;
+    const name = uniqueName('rd-missing');
+    await fleet.createDistribution(distributionOf(name, configMapOf('fleet-missing', { value: 'one' }), { includedNamespaces: { list: [{ name: onlyInSecond }] } }));
+    const rd = await fleet.waitForStatus(name, (s, current) => s.observedGeneration === current.metadata.generation && condition(current, 'NamespaceNotExists')?.status === 'True', 60_000);
+    expect(summed(rd.status!)).toEqual([2, 1, 1]);
+    expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ failedNamespace: [`${first.name}/${onlyInSecond}`], message: expect.stringContaining(`${first.name}: `) as string });
+    expect(condition(rd, 'Ready')).toMatchObject({ status: 'False' });
+    expect(condition(rd, 'Stalled')).toMatchObject({ status: 'True' });
+    expect(await second.kube.get('ConfigMap', onlyInSecond, 'fleet-missing')).toMatchObject({ data: { value: 'one' } });
+  });
+
+  it('is refused at the fleet when invalid, before any member sees it', async () => {
+    const name = uniqueName('rd-invalid');
+    const invalid = distributionOf(name, configMapOf('fleet-invalid', { value: 'one' }), { includedNamespaces: { list: [{ name: 'a' }] }, excludedNamespaces: { list: [{ name: 'a' }] } });
+    const refused = await fleet.createDistribution(invalid).then(
+      () => undefined,
+      (error: unknown) => error as { code?: number; body?: unknown },
+    );
+    expect(refused?.code).toBe(422);
+    expect(JSON.stringify(refused?.body)).toContain('is both included and excluded');
+    expect(await fleet.getDistribution(name)).toBeUndefined();
+  });
+
+  it('once deleted, leaves no member distribution and no copy, and a foreign object untouched', async () => {
+    const tag = uniqueName('delete');
+    const [withForeign] = (await labelledNamespaces(first.kube, tag, 1)) as [string];
+    const inSecond = await labelledNamespaces(second.kube, tag, 1);
+    await first.kube.put(configMapOf('fleet-delete', { value: 'foreign' }, { namespace: withForeign }));
+    const name = uniqueName('rd-delete');
+    await fleet.createDistribution(distributionOf(name, configMapOf('fleet-delete', { value: 'ours' }), { namespaceLabelSelector: { matchLabels: { 'fleet-test': tag } } }));
+    const conflicted = await fleet.waitForStatus(name, (s, rd) => s.observedGeneration === rd.metadata.generation && condition(rd, 'ConflictOccurred')?.status === 'True', 60_000);
+    expect(condition(conflicted, 'ConflictOccurred')).toMatchObject({ failedNamespace: [`${first.name}/${withForeign}`] });
+    await waitFor(async () => ((await copiesIn(second.kube, inSecond, 'fleet-delete', 'ours')) ? true : undefined), { what: 'the copy in the second member' });
+
+    await fleet.deleteDistribution(name);
+    await waitFor(
+      async () => {
+        const left = await Promise.all([first.kube.getDistribution(name), second.kube.getDistribution(name), ...inSecond.map((ns) => second.kube.get('ConfigMap', ns, 'fleet-delete'))]);
+        return left.every((object) => object === undefined) ? true : undefined;
+      },
+      { what: 'member distributions and copies removed', timeoutMs: 90_000 },
+    );
+    expect(await first.kube.get('ConfigMap', withForeign, 'fleet-delete')).toMatchObject({ data: { value: 'foreign' } });
+  });
+});
