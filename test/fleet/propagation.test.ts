@@ -1,9 +1,9 @@
 // A distribution created once on the fleet's control plane (Karmada), propagated by the example
 // ClusterPropagationPolicy to both members, where the product makes the copies; the fleet's status
 // is what our ResourceInterpreterCustomization aggregates of the members' statuses.
-import { KubeConfig } from '@kubernetes/client-node';
+import { KubeConfig, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import type { DistributionStatus, ResourceDistribution } from '../../src/domain/types.js';
+import { GROUP, PLURAL, VERSION, type DistributionStatus, type ResourceDistribution } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf, Kube } from '../e2e/fixtures/kube.js';
 import { uniqueName, waitFor } from '../e2e/support/cluster.js';
 
@@ -35,6 +35,9 @@ async function copiesIn(kube: Kube, namespaces: readonly string[], name: string,
 }
 
 const summed = (s: DistributionStatus): [number, number, number] => [s.desired, s.succeeded, s.failed];
+
+/** The API server's refusal as plain text, whether the client kept its body as text or parsed it. */
+const said = (body: unknown): string => JSON.stringify(body).replaceAll('\\', '');
 
 function productPid(member: string): number {
   const found = inject('processes').find((p) => p.name === `${member} product`);
@@ -119,8 +122,29 @@ describe('a distribution created on the fleet', () => {
       (error: unknown) => error as { code?: number; body?: unknown },
     );
     expect(refused?.code).toBe(422);
-    expect(JSON.stringify(refused?.body)).toContain('is both included and excluded');
+    expect(said(refused?.body)).toContain('is both included and excluded');
     expect(await fleet.getDistribution(name)).toBeUndefined();
+  });
+
+  it("refuses, at the fleet, an author who may not write the copies there (the fleet's RBAC)", async () => {
+    const user = uniqueName('fleet-author');
+    const rbac = fleet.kc.makeApiClient(RbacAuthorizationV1Api);
+    await rbac.createClusterRole({ body: { metadata: { name: user }, rules: [{ apiGroups: ['apps.kruise.io'], resources: ['resourcedistributions'], verbs: ['create', 'get'] }] } });
+    await rbac.createClusterRoleBinding({ body: { metadata: { name: user }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: user }, subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name: user }] } });
+    try {
+      const name = uniqueName('rd-author');
+      const body = distributionOf(name, configMapOf('fleet-author', { value: 'one' }), { includedNamespaces: { list: [{ name: 'team-x' }] } });
+      const refused = await fleet.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body }, setHeaderOptions('Impersonate-User', user)).then(
+        () => undefined,
+        (error: unknown) => error as { code?: number; body?: unknown },
+      );
+      expect(refused?.code).toBe(403);
+      expect(said(refused?.body)).toContain(`user "${user}" may not create, update configmaps in namespace "team-x"`);
+      expect(await fleet.getDistribution(name)).toBeUndefined();
+    } finally {
+      await rbac.deleteClusterRoleBinding({ name: user });
+      await rbac.deleteClusterRole({ name: user });
+    }
   });
 
   it('once deleted, leaves no member distribution and no copy, and a foreign object untouched', async () => {
