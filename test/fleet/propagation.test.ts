@@ -1,7 +1,7 @@
 // A distribution created once on the fleet's control plane (Karmada), propagated by the example
 // ClusterPropagationPolicy to both members, where the product makes the copies; the fleet's status
 // is what our ResourceInterpreterCustomization aggregates of the members' statuses.
-import { KubeConfig, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, KubeConfig, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { GROUP, PLURAL, VERSION, type DistributionStatus, type ResourceDistribution } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf, Kube } from '../e2e/fixtures/kube.js';
@@ -124,6 +124,9 @@ describe('a distribution created on the fleet', () => {
     expect(refused?.code).toBe(422);
     expect(said(refused?.body)).toContain('is both included and excluded');
     expect(await fleet.getDistribution(name)).toBeUndefined();
+    // Admission alone on the fleet: the webhooks that hand work to a reconciler are not registered.
+    const registered = await fleet.kc.makeApiClient(AdmissionregistrationV1Api).listValidatingWebhookConfiguration();
+    expect(registered.items.map((c) => c.metadata?.name).filter((n) => n?.startsWith('resource-distributor'))).toEqual(['resource-distributor-distributions']);
   });
 
   it("refuses, at the fleet, an author who may not write the copies there (the fleet's RBAC)", async () => {

@@ -17,12 +17,17 @@ describe('loadConfig', () => {
       sarCacheTtlMs: 10_000,
       accessReviewConcurrency: 16,
       rbacShortcut: true,
+      reconcile: true,
       metricsAuth: true,
       metricsReviews: { ratePerSecond: 5, burst: 10, concurrency: 4 },
       sweepIntervalMs: 300_000,
       podName: 'rd-0',
       tls: { caValidityMs: 1825 * 86_400_000, certValidityMs: 90 * 86_400_000, certRenewBeforeMs: 30 * 86_400_000 },
     });
+  });
+
+  it('serves admission alone when told not to reconcile (a fleet control plane)', () => {
+    expect(loadConfig({ RD_RECONCILE: 'false' }).reconcile).toBe(false);
   });
 
   it('defaults differently in local mode', () => {
