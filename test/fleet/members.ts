@@ -3,6 +3,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { registerTeardown } from '../control-plane/exit-hooks.js';
 import { applyManifestFiles, CRD_DIR, startControlPlane, type ControlPlane } from '../control-plane/index.js';
 import { startProduct, type ProductProcess } from '../e2e/fixtures/product-process.js';
 import { waitFor } from '../e2e/support/cluster.js';
@@ -18,9 +19,12 @@ export interface RunningMember {
 export async function startProductOn(identity: string, kubeconfigPath: string, env: Record<string, string> = {}): Promise<{ product: ProductProcess; stop(): Promise<void> }> {
   const certDir = await mkdtemp(join(tmpdir(), `rd-fleet-certs-${identity}-`));
   const product = await startProduct(identity, { KUBECONFIG: kubeconfigPath, RD_MODE: 'local', RD_PORT: '0', RD_CERT_DIR: certDir, RD_NAMESPACE: 'default', RD_SHUTDOWN_DELAY: '0s', ...env });
+  // Stopped with the test process (exit, SIGINT/SIGTERM/SIGHUP) like the servers it talks to.
+  const unregister = registerTeardown({ stop: () => stop(), killNow: () => product.child.kill('SIGKILL') });
   const stop = async (): Promise<void> => {
     await product.stop();
     await rm(certDir, { recursive: true, force: true });
+    unregister();
   };
   try {
     await waitFor(async () => ((await product.ready()) ? true : undefined), { what: `${identity} ready`, timeoutMs: 60_000 });

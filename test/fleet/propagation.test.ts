@@ -150,6 +150,25 @@ describe('a distribution created on the fleet', () => {
     }
   });
 
+  it('without the fleet webhook, says on the fleet that each member refused an invalid distribution', async () => {
+    const admission = fleet.kc.makeApiClient(AdmissionregistrationV1Api);
+    const webhook = 'resource-distributor-distributions';
+    const saved = await admission.readValidatingWebhookConfiguration({ name: webhook });
+    await admission.deleteValidatingWebhookConfiguration({ name: webhook });
+    try {
+      const name = uniqueName('rd-unchecked');
+      const invalid = distributionOf(name, configMapOf('fleet-unchecked', { value: 'one' }), { includedNamespaces: { list: [{ name: 'a' }] }, excludedNamespaces: { list: [{ name: 'a' }] } });
+      // The API server takes the removal up within moments.
+      await waitFor(() => fleet.createDistribution(invalid), { what: 'the fleet admitting it without our webhook' });
+      const notApplied = (member: string) => `${member}: not applied: `;
+      const rd = await fleet.waitForStatus(name, (_, current) => [first.name, second.name].every((m) => condition(current, 'Ready')?.message?.includes(notApplied(m))), 60_000);
+      expect(condition(rd, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining('is both included and excluded') as string });
+      expect(rd.status?.observedGeneration).toBeUndefined();
+    } finally {
+      await admission.createValidatingWebhookConfiguration({ body: { ...saved, metadata: { name: webhook, labels: saved.metadata?.labels } } });
+    }
+  });
+
   it('once deleted, leaves no member distribution and no copy, and a foreign object untouched', async () => {
     const tag = uniqueName('delete');
     const [withForeign] = (await labelledNamespaces(first.kube, tag, 1)) as [string];
