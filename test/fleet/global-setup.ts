@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, ensureKarmada, REPO_ROOT, startKarmadaPlane, joinMember } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, ensureKarmada, ensureLua, ensureTool, REPO_ROOT, startKarmadaPlane, joinMember } from '../control-plane/index.js';
 import { startMember, startProductOn, type RunningMember } from './members.js';
 
 declare module 'vitest' {
@@ -29,6 +29,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
   };
   try {
     const karmadactl = await ensureKarmada('karmadactl', { log });
+    // What the fleet's distribution looks like to Flux (kstatus) and Argo CD (our Lua check).
+    project.provide('tools', { kstatus: await ensureTool('kstatus', { log }) });
+    project.provide('lua', await ensureLua(log));
     const fleet = await startKarmadaPlane({ log, crdPaths: [CRD_DIR] });
     stops.push(() => fleet.stop());
     await applyManifestFiles(fleet.plane.kubeConfig, [INTEGRATION_DIR]);
@@ -43,6 +46,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     }
     log(`fleet of ${members.length} members ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
     project.provide('fleetKubeconfigPath', fleet.plane.kubeconfigPath);
+    project.provide('kubeconfigPath', fleet.plane.kubeconfigPath);
     project.provide('members', members.map((m) => ({ name: m.name, kubeconfigPath: m.plane.kubeconfigPath })));
     project.provide('karmadactl', karmadactl);
     project.provide('processes', [

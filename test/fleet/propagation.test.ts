@@ -6,6 +6,7 @@ import { afterAll, describe, expect, inject, it } from 'vitest';
 import { GROUP, PLURAL, VERSION, type DistributionStatus, type ResourceDistribution } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf, Kube } from '../e2e/fixtures/kube.js';
 import { uniqueName, waitFor } from '../e2e/support/cluster.js';
+import { argoCdHealthOf, kstatusOf } from '../e2e/support/health-readers.js';
 
 function kubeAt(path: string): Kube {
   const kc = new KubeConfig();
@@ -38,6 +39,12 @@ const summed = (s: DistributionStatus): [number, number, number] => [s.desired, 
 
 /** The API server's refusal as plain text, whether the client kept its body as text or parsed it. */
 const said = (body: unknown): string => JSON.stringify(body).replaceAll('\\', '');
+
+/** What Flux (kstatus) and Argo CD (integrations/argocd/health.lua) make of the fleet's distribution. */
+async function healthOf(rd: ResourceDistribution): Promise<[string, string]> {
+  const [kstatus] = await kstatusOf([rd]);
+  return [kstatus!.status, (await argoCdHealthOf(rd)).status];
+}
 
 function productPid(member: string): number {
   const found = inject('processes').find((p) => p.name === `${member} product`);
@@ -94,12 +101,13 @@ describe('a distribution created on the fleet', () => {
       const waiting = await fleet.getDistribution(name);
       expect(waiting?.status?.observedGeneration).toBe(1);
       expect(condition(waiting, 'Ready')).toMatchObject({ status: 'False', message: expect.stringContaining(second.name) as string });
+      expect(await healthOf(waiting!)).toEqual(['InProgress', 'Progressing']);
     } finally {
       process.kill(paused, 'SIGCONT');
     }
     await waitFor(async () => ((await copiesIn(second.kube, inSecond, 'fleet-update', 'two')) ? true : undefined), { what: 'the update in the second member', timeoutMs: 90_000 });
-    const current = await fleet.waitForStatus(name, (s) => s.observedGeneration === 2, 60_000);
-    expect(condition(current, 'Ready')).toMatchObject({ status: 'True' });
+    const current = await fleet.waitForStatus(name, (s, rd) => s.observedGeneration === 2 && condition(rd, 'Ready')?.status === 'True', 60_000);
+    expect(await healthOf(current)).toEqual(['Current', 'Healthy']);
   });
 
   it("shows a member's failure on the fleet, naming member/namespace", async () => {
@@ -111,6 +119,7 @@ describe('a distribution created on the fleet', () => {
     expect(condition(rd, 'NamespaceNotExists')).toMatchObject({ failedNamespace: [`${first.name}/${onlyInSecond}`], message: expect.stringContaining(`${first.name}: `) as string });
     expect(condition(rd, 'Ready')).toMatchObject({ status: 'False' });
     expect(condition(rd, 'Stalled')).toMatchObject({ status: 'True' });
+    expect(await healthOf(rd)).toEqual(['Failed', 'Degraded']);
     expect(await second.kube.get('ConfigMap', onlyInSecond, 'fleet-missing')).toMatchObject({ data: { value: 'one' } });
   });
 
