@@ -2,26 +2,35 @@
 // (`karmadactl interpret`, the Lua VM and conversions the controllers use), offline, over member
 // statuses as the product writes them: what the fleet's status and each member's health become.
 import { execFile } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parse, parseAllDocuments, stringify } from 'yaml';
 import { REPO_ROOT } from '../control-plane/index.js';
 
-const CUSTOMIZATION = join(REPO_ROOT, 'integrations', 'karmada', 'resource-interpreter-customization.yaml');
+const CUSTOMIZATIONS = join(REPO_ROOT, 'integrations', 'karmada', 'resource-interpreter-customization.yaml');
+type Version = 'v1alpha1' | 'v1beta1';
 let dir = '';
+/** One file per customization of the List (karmadactl reads one object a file). */
+const customization: Partial<Record<Version, string>> = {};
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'rd-interpret-'));
+  const list = parse(await readFile(CUSTOMIZATIONS, 'utf8')) as { items: { spec: { target: { apiVersion: string } } }[] };
+  for (const item of list.items) {
+    const version = item.spec.target.apiVersion.split('/')[1] as Version;
+    customization[version] = join(dir, `customization-${version}.yaml`);
+    await writeFile(customization[version], stringify(item));
+  }
 });
 afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function karmadactl(args: string[]): Promise<string> {
-  const { stdout, stderr } = await promisify(execFile)(inject('karmadactl'), ['interpret', '-f', CUSTOMIZATION, ...args]);
+async function karmadactl(args: string[], version: Version = 'v1alpha1'): Promise<string> {
+  const { stdout, stderr } = await promisify(execFile)(inject('karmadactl'), ['interpret', '-f', customization[version]!, ...args]);
   if (stderr.trim() !== '') throw new Error(`karmadactl interpret ${args.join(' ')}: ${stderr}`);
   return stdout;
 }
@@ -33,10 +42,10 @@ async function file(name: string, documents: readonly unknown[]): Promise<string
 }
 
 /** What one operation returns (the single result document). */
-async function interpret(operation: string, files: Record<string, readonly unknown[]>): Promise<unknown> {
+async function interpret(operation: string, files: Record<string, readonly unknown[]>, version: Version = 'v1alpha1'): Promise<unknown> {
   const args = ['--operation', operation];
   for (const [flag, documents] of Object.entries(files)) args.push(`--${flag}`, await file(`${operation}-${flag}.yaml`, documents));
-  const documents = parseAllDocuments(await karmadactl(args)).map((d) => d.toJS() as unknown);
+  const documents = parseAllDocuments(await karmadactl(args, version)).map((d) => d.toJS() as unknown);
   expect(documents).toHaveLength(1);
   return documents[0];
 }
@@ -83,8 +92,9 @@ interface Aggregated {
 const conditionOf = (rd: Aggregated, type: string) => rd.status.conditions?.find((c) => c['type'] === type);
 
 describe('the interpreter as Karmada runs it', () => {
-  it('passes karmadactl interpret --check for every rule it sets', async () => {
-    const out = await karmadactl(['--check']);
+  it.each(['v1alpha1', 'v1beta1'] as const)('passes karmadactl interpret --check for every rule it sets (%s)', async (version) => {
+    const out = await karmadactl(['--check'], version);
+    expect(out).toContain(`TARGET: apps.kruise.io/${version} ResourceDistribution`);
     expect(out).toMatch(/InterpretStatus:\s+PASS/);
     expect(out).toMatch(/AggregateStatus:\s+PASS/);
     expect(out).toMatch(/InterpretHealth:\s+PASS/);
@@ -117,6 +127,24 @@ describe('the interpreter as Karmada runs it', () => {
     expect(conditionOf(rd, 'Ready')).toMatchObject({ status: 'False', reason: 'NamespaceNotExists', message: 'member1: namespace not found: gone' });
     expect(conditionOf(rd, 'Stalled')).toMatchObject({ status: 'True', message: 'member1: namespace not found: gone' });
     expect(conditionOf(rd, 'ConflictOccurred')).toMatchObject({ status: 'False', reason: 'Succeeded' });
+  });
+
+  it('names failed namespaces in the spelling of v1beta1 (failedNamespaces) for its customization', async () => {
+    const plural = (status: ReturnType<typeof memberStatus>) => ({
+      ...status,
+      conditions: status.conditions.map((condition) => {
+        const { failedNamespace, ...rest } = condition as typeof condition & { failedNamespace?: string[] };
+        return failedNamespace === undefined ? rest : { ...rest, failedNamespaces: failedNamespace };
+      }),
+    });
+    const beta = { ...template(1), apiVersion: 'apps.kruise.io/v1beta1' };
+    const rd = (await interpret(
+      'aggregateStatus',
+      { 'desired-file': [beta], 'status-file': [item('member1', plural(memberStatus({ desired: 2, succeeded: 1 }, ['gone'])), { template: 1 }), item('member2', plural(memberStatus({ desired: 1, succeeded: 0 }, ['away'])), { template: 1 })] },
+      'v1beta1',
+    )) as Aggregated;
+    expect(conditionOf(rd, 'NamespaceNotExists')).toMatchObject({ status: 'True', failedNamespaces: ['member1/gone', 'member2/away'] });
+    expect(conditionOf(rd, 'NamespaceNotExists')).not.toHaveProperty('failedNamespace');
   });
 
   it.each([
