@@ -1,4 +1,12 @@
+import type { PlanTally } from '../domain/plan-preview.js';
+import type { Steps } from '../domain/steps.js';
 import type { Controller } from './controller.js';
+
+// Says at once that it cannot tell: no step to pause between.
+// eslint-disable-next-line require-yield
+function* nothingToPreview(): Steps<PlanTally | undefined> {
+  return undefined;
+}
 
 /**
  * The controller of a server that only admits (RD_RECONCILE=false), as on a fleet's control plane
@@ -13,7 +21,7 @@ export function admissionOnlyController(): Controller {
     isLeader: () => false,
     namespaceAdmitted: () => undefined,
     namespaceExists: () => undefined,
-    previewPlan: () => undefined,
+    previewPlan: nothingToPreview,
     podAdmitted: () => ({ pending: 0, inPlace: 0, missing: 0 }),
     podInjection: () => ({ names: [], patch: [] }),
   };
