@@ -1,0 +1,20 @@
+// The whole conversion: every object of the input read by each tool's rules. Pure: objects in,
+// distributions and findings out.
+import { type ConvertedDistribution, FollowedSources } from './followed-sources.js';
+import type { Finding } from './findings.js';
+import type { Manifest } from './manifests.js';
+import { convertReflector } from './reflector.js';
+import { convertReplicator } from './replicator.js';
+
+export interface Conversion {
+  distributions: ConvertedDistribution[];
+  findings: Finding[];
+}
+
+export function convertManifests(objects: readonly Manifest[]): Conversion {
+  const findings: Finding[] = [];
+  const followed = new FollowedSources(findings);
+  convertReplicator(objects, followed, findings);
+  convertReflector(objects, followed, findings);
+  return { distributions: followed.distributions(), findings };
+}
