@@ -1,7 +1,9 @@
-// The whole conversion: every object of the input read by each tool's rules. Pure: objects in,
+// The whole conversion: every object of the input read by each tool's rules (replicator's and
+// reflector's annotations, Kyverno's generate rules). Pure: objects in,
 // distributions and findings out.
 import { type ConvertedDistribution, FollowedSources } from './followed-sources.js';
 import type { Finding } from './findings.js';
+import { convertKyverno } from './kyverno.js';
 import type { Manifest } from './manifests.js';
 import { convertReflector } from './reflector.js';
 import { convertReplicator } from './replicator.js';
@@ -16,5 +18,6 @@ export function convertManifests(objects: readonly Manifest[]): Conversion {
   const followed = new FollowedSources(findings);
   convertReplicator(objects, followed, findings);
   convertReflector(objects, followed, findings);
-  return { distributions: followed.distributions(), findings };
+  const generated = convertKyverno(objects, followed, findings);
+  return { distributions: [...followed.distributions(), ...generated], findings };
 }

@@ -65,7 +65,7 @@ export class FollowedSources {
     }
     const merged = union(before.set, set);
     if (merged === undefined) {
-      this.findings.push(unconverted(subject, `${origin} selects namespaces by another label selector than ${before.origins.join(', ')}; a distribution has one: its namespaces are left out`));
+      this.findings.push(unconverted(subject, `the namespaces of ${origin} cannot join those of ${before.origins.join(', ')} in one distribution (two label selectors, or exclusions): they are left out`));
       return;
     }
     before.set = merged;

@@ -69,9 +69,17 @@ function sameSelector(a: LabelSelector | undefined, b: LabelSelector | undefined
   return JSON.stringify(a) === JSON.stringify(b);
 }
 
-/** Namespaces in either set; undefined when both have a different label selector (a distribution has one). */
+function hasExclusions(set: NamespaceSet): boolean {
+  return set.excludedNames.length > 0 || set.excludedPatterns.length > 0;
+}
+
+/**
+ * Namespaces in either set; undefined when both have a different label selector (a distribution
+ * has one), or one has exclusions (they would take namespaces from the other too).
+ */
 export function union(a: NamespaceSet, b: NamespaceSet): NamespaceSet | undefined {
   if (a.selector !== undefined && b.selector !== undefined && !sameSelector(a.selector, b.selector)) return undefined;
+  if ((hasExclusions(a) || hasExclusions(b)) && JSON.stringify(a) !== JSON.stringify(b)) return undefined;
   return {
     all: a.all || b.all,
     names: unique([...a.names, ...b.names]),
