@@ -17,6 +17,8 @@ interface FollowedSource {
   set: NamespaceSet;
   origins: string[];
   stripLabels?: boolean;
+  /** Whether an origin is replicator or reflector, whose annotations the source carries. */
+  toolAnnotations: boolean;
 }
 
 /**
@@ -43,13 +45,18 @@ export function distributionName(...parts: string[]): string {
   return parts.join('-').toLowerCase().replace(/[^a-z0-9.-]/g, '-').slice(0, 253).replace(/^[^a-z0-9]+|[^a-z0-9]+$/g, '');
 }
 
+function copyMetadataOf(stripLabels: boolean, toolAnnotations: boolean): { copyMetadata?: Record<string, unknown> } {
+  if (!stripLabels && !toolAnnotations) return {};
+  return { copyMetadata: { ...(stripLabels ? { labels: { exclude: ['*'] } } : {}), ...(toolAnnotations ? { annotations: { exclude: TOOL_ANNOTATIONS } } : {}) } };
+}
+
 export class FollowedSources {
   private readonly bySource = new Map<string, FollowedSource>();
 
   constructor(private readonly findings: Finding[]) {}
 
   /** The namespaces `origin` copies `source` into, added to what other origins said of it. */
-  add(source: SourceRef, set: NamespaceSet, origin: string): void {
+  add(source: SourceRef, set: NamespaceSet, origin: string, toolAnnotations = true): void {
     const subject = `${source.kind} ${source.namespace}/${source.name}`;
     if (isEmptySet(set)) return;
     if (source.kind === 'RoleBinding') {
@@ -59,7 +66,7 @@ export class FollowedSources {
     const key = keyOf(source);
     const before = this.bySource.get(key);
     if (before === undefined) {
-      this.bySource.set(key, { source, set, origins: [origin] });
+      this.bySource.set(key, { source, set, origins: [origin], toolAnnotations });
       if (!SOURCE_KINDS_BY_DEFAULT.includes(source.kind)) this.findings.push(note(subject, `${source.kind} is copied only where RD_ALLOWED_KINDS allows it`));
       return;
     }
@@ -69,6 +76,7 @@ export class FollowedSources {
       return;
     }
     before.set = merged;
+    before.toolAnnotations ||= toolAnnotations;
     if (!before.origins.includes(origin)) before.origins.push(origin);
   }
 
@@ -79,7 +87,7 @@ export class FollowedSources {
   }
 
   distributions(): ConvertedDistribution[] {
-    return [...this.bySource.values()].map(({ source, set, origins, stripLabels }) => ({
+    return [...this.bySource.values()].map(({ source, set, origins, stripLabels, toolAnnotations }) => ({
       origins,
       object: {
         apiVersion: API_VERSION,
@@ -88,7 +96,7 @@ export class FollowedSources {
         spec: {
           source,
           targets: targetsOf(set),
-          copyMetadata: { ...(stripLabels === true ? { labels: { exclude: ['*'] } } : {}), annotations: { exclude: TOOL_ANNOTATIONS } },
+          ...copyMetadataOf(stripLabels === true, toolAnnotations),
         },
       },
     }));

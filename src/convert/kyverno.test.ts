@@ -33,7 +33,7 @@ describe('Kyverno clone rules', () => {
     const { distributions, findings } = convert(policy([{ ...cloneRegcred, ...change }]));
     expect(findings.filter((finding) => finding.level === 'unconverted')).toEqual([]);
     expect(distributions.map((distribution) => distribution.object.spec)).toEqual([
-      { source: { apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: 'regcred' }, targets, copyMetadata: expect.any(Object) },
+      { source: { apiVersion: 'v1', kind: 'Secret', namespace: 'default', name: 'regcred' }, targets },
     ]);
     expect(distributions[0]?.origins).toEqual(['Kyverno: ClusterPolicy p rule sync-image-pull-secret']);
   });

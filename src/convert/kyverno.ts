@@ -54,11 +54,12 @@ function templateOf({ apiVersion, kind, name, generate }: Generated): Resource |
   if (hasVariables(data)) return 'data uses variables ({{…}}), but every copy of a distribution is the same';
   const metadata = isObject(data.metadata) ? data.metadata : {};
   const { labels, annotations } = metadata;
+  const { metadata: _ignored, ...content } = data;
   return {
-    ...data,
     apiVersion,
     kind,
     metadata: { name, ...(isObject(labels) ? { labels } : {}), ...(isObject(annotations) ? { annotations } : {}) },
+    ...content,
   } as Resource;
 }
 
@@ -109,7 +110,7 @@ function convertClone(policy: Manifest, read: ReadRule, clone: Rule, followed: F
     return;
   }
   findings.push(...differences(policy, generated, subject));
-  followed.add({ apiVersion: generated.apiVersion, kind: generated.kind, namespace: clone.namespace, name: generated.name }, namespaces, `Kyverno: ${subject}`);
+  followed.add({ apiVersion: generated.apiVersion, kind: generated.kind, namespace: clone.namespace, name: generated.name }, namespaces, `Kyverno: ${subject}`, false);
 }
 
 /** One generate rule: a distribution of its own (data), or one more origin of a followed source (clone). */
