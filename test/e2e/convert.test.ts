@@ -132,6 +132,10 @@ describe('resource-distributor convert, applied to the cluster', () => {
 
   it('copies where each tool would have, and nowhere else', async () => {
     for (const distribution of distributions) await kube.createDistribution(distribution);
+    // The product's own count of targets: what it will ever write, not only what is there yet.
+    for (const [name, desired] of [['replicated', 3], ['reflected', 1], ['pull', 1]] as const) {
+      await kube.waitForStatus(`${source}-${name}`, (status) => status.desired === desired && status.succeeded === desired);
+    }
     // replicator: `<run>-ops` by name and `<run>-team-.*` as a pattern.
     await settledHolders('Secret', 'replicated', ['team-a', 'team-b', 'ops']);
     const copy = await kube.get('Secret', ns('team-a'), 'replicated');
