@@ -61,6 +61,22 @@ export function setOfRegexList(list: string, subject: string, annotation: string
   return set;
 }
 
+/**
+ * Whether an entry of a comma-separated list of regular expressions matches `namespace`, as
+ * `matches` (the tool's own way) says. An entry that does not compile matches nothing, as in
+ * both tools; an empty one matches no namespace name.
+ */
+export function someRegexMatches(list: string, namespace: string, matches: (regex: string, namespace: string) => boolean): boolean {
+  const entries = list.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
+  return entries.some((entry) => {
+    try {
+      return matches(entry, namespace);
+    } catch {
+      return false;
+    }
+  });
+}
+
 function unique(values: readonly string[]): string[] {
   return [...new Set(values)];
 }

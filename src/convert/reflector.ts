@@ -6,7 +6,7 @@ import { type FollowedSources, sourceRefOf } from './followed-sources.js';
 import { type Finding, note, unconverted } from './findings.js';
 import { parseSelectorText } from './label-selector-text.js';
 import { annotationsOf, describe, type Manifest } from './manifests.js';
-import { allNamespaces, emptySet, intersection, type NamespaceSet, setOfRegexList, union } from './namespace-set.js';
+import { allNamespaces, emptySet, intersection, type NamespaceSet, setOfRegexList, someRegexMatches, union } from './namespace-set.js';
 import { convertPull, type PullRules } from './pulled-copies.js';
 
 const PREFIX = 'reflector.v1.k8s.emberstack.com/';
@@ -27,15 +27,10 @@ function dotnetBool(value: string | undefined): boolean {
   return value?.trim().toLowerCase() === 'true';
 }
 
-function matchesWhole(list: string, namespace: string): boolean {
-  return list.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '').some((entry) => {
-    try {
-      const found = new RegExp(entry).exec(namespace);
-      return found !== null && found.index === 0 && found[0].length === namespace.length;
-    } catch {
-      return false;
-    }
-  });
+/** The reflector takes the first match, which must be the whole name. */
+function matchesWhole(regex: string, namespace: string): boolean {
+  const found = new RegExp(regex).exec(namespace);
+  return found !== null && found.index === 0 && found[0].length === namespace.length;
 }
 
 const pullRules: PullRules = {
@@ -47,7 +42,7 @@ const pullRules: PullRules = {
     const list = annotations[REFLECTOR.allowedNamespaces] ?? '';
     const selector = annotations[REFLECTOR.allowedSelector] ?? '';
     // A selector is checked against the namespace's labels, which the input does not hold: allowed.
-    if (list.trim() === '' || selector.trim() !== '' || matchesWhole(list, namespace)) return undefined;
+    if (list.trim() === '' || selector.trim() !== '' || someRegexMatches(list, namespace, matchesWhole)) return undefined;
     return `${REFLECTOR.allowedNamespaces} of the source does not match ${namespace}`;
   },
 };

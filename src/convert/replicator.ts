@@ -6,7 +6,7 @@ import { type FollowedSources, sourceRefOf } from './followed-sources.js';
 import { type Finding, note, unconverted } from './findings.js';
 import { parseSelectorText } from './label-selector-text.js';
 import { annotationsOf, describe, type Manifest } from './manifests.js';
-import { allNamespaces, emptySet, type NamespaceSet, setOfRegexList, union } from './namespace-set.js';
+import { allNamespaces, emptySet, type NamespaceSet, setOfRegexList, someRegexMatches, union } from './namespace-set.js';
 import { convertPull, type PullRules } from './pulled-copies.js';
 
 const PREFIX = 'replicator.v1.mittwald.de/';
@@ -27,18 +27,9 @@ export function goBool(value: string | undefined): boolean {
   return value !== undefined && ['1', 't', 'T', 'TRUE', 'true', 'True'].includes(value);
 }
 
-/** Whether `namespace` matches one of a comma-separated list of regular expressions, each anchored as the replicator anchors it. */
-function matchesRegexList(list: string, namespace: string): boolean {
-  return list.split(',').some((entry) => {
-    let pattern = entry.trim();
-    if (!pattern.startsWith('^')) pattern = `^${pattern}`;
-    if (!pattern.endsWith('$')) pattern = `${pattern}$`;
-    try {
-      return new RegExp(pattern).test(namespace);
-    } catch {
-      return false;
-    }
-  });
+/** The replicator anchors each entry at both ends, unless it already is. */
+function matchesAnchored(regex: string, namespace: string): boolean {
+  return new RegExp(`${regex.startsWith('^') ? '' : '^'}${regex}${regex.endsWith('$') ? '' : '$'}`).test(namespace);
 }
 
 const pullRules: PullRules = {
@@ -49,7 +40,7 @@ const pullRules: PullRules = {
     if (!goBool(annotations[REPLICATOR.allowed])) return `the source is not annotated ${REPLICATOR.allowed}: "true"`;
     const allowed = annotations[REPLICATOR.allowedNamespaces];
     if (allowed === undefined) return `the source has no ${REPLICATOR.allowedNamespaces}`;
-    return matchesRegexList(allowed, namespace) ? undefined : `${REPLICATOR.allowedNamespaces} of the source does not match ${namespace}`;
+    return someRegexMatches(allowed, namespace, matchesAnchored) ? undefined : `${REPLICATOR.allowedNamespaces} of the source does not match ${namespace}`;
   },
 };
 
