@@ -3,6 +3,7 @@
 // distributions and findings out.
 import { type ConvertedDistribution, FollowedSources } from './followed-sources.js';
 import type { Finding } from './findings.js';
+import { handOverNotes } from './hand-over.js';
 import { convertKyverno } from './kyverno.js';
 import type { Manifest } from './manifests.js';
 import { convertReflector } from './reflector.js';
@@ -19,5 +20,6 @@ export function convertManifests(objects: readonly Manifest[]): Conversion {
   convertReplicator(objects, followed, findings);
   convertReflector(objects, followed, findings);
   const generated = convertKyverno(objects, followed, findings);
-  return { distributions: [...followed.distributions(), ...generated], findings };
+  const distributions = [...followed.distributions(), ...generated];
+  return { distributions, findings: [...findings, ...handOverNotes(objects, distributions)] };
 }

@@ -1,8 +1,8 @@
 // Pull replication, as replicator's `replicate-from` and reflector's `reflects` write it: a mirror
 // names its source, and the source's annotations say which namespaces may pull. A distribution
 // copies the source under its own name, so a mirror of another name has no equivalent.
-import { ANNOTATION_ADOPT, type SourceRef } from '../domain/types.js';
-import { distributionName, type FollowedSources, sourceRefOf } from './followed-sources.js';
+import type { SourceRef } from '../domain/types.js';
+import { type FollowedSources, sourceRefOf } from './followed-sources.js';
 import { type Finding, note, unconverted } from './findings.js';
 import { annotationsOf, describe, type Manifest } from './manifests.js';
 import { emptySet } from './namespace-set.js';
@@ -54,6 +54,4 @@ export function convertPull(rules: PullRules, objects: readonly Manifest[], mirr
     return;
   }
   followed.add(sourceRef, { ...emptySet(), names: [namespace] }, `${rules.tool}: ${subject}`);
-  const distribution = distributionName(sourceRef.namespace, sourceRef.name);
-  findings.push(note(subject, `to keep this object in place, hand it over: kubectl annotate ${sourceRef.kind.toLowerCase()} ${sourceRef.name} -n ${namespace} ${ANNOTATION_ADOPT}=${distribution}`));
 }

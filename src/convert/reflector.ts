@@ -18,6 +18,8 @@ export const REFLECTOR = {
   autoNamespaces: `${PREFIX}reflection-auto-namespaces`,
   autoSelector: `${PREFIX}reflection-auto-namespaces-selector`,
   reflects: `${PREFIX}reflects`,
+  /** On the mirrors reflector made itself (they name their source in `reflects` too). */
+  autoReflects: `${PREFIX}auto-reflects`,
 } as const;
 
 const TOOL = 'emberstack reflector';
@@ -88,7 +90,8 @@ function convertAuto(object: Manifest, followed: FollowedSources, findings: Find
 export function convertReflector(objects: readonly Manifest[], followed: FollowedSources, findings: Finding[]): void {
   for (const object of objects) {
     const annotations = annotationsOf(object);
-    if (annotations[REFLECTOR.reflects] !== undefined) convertPull(pullRules, objects, object, followed, findings);
+    // An automatic mirror is a copy of its source's distribution, not a request for one.
+    if (annotations[REFLECTOR.reflects] !== undefined && !dotnetBool(annotations[REFLECTOR.autoReflects])) convertPull(pullRules, objects, object, followed, findings);
     if (dotnetBool(annotations[REFLECTOR.autoEnabled])) convertAuto(object, followed, findings);
   }
 }
