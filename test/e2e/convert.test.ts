@@ -2,12 +2,14 @@
 // emberstack reflector, and a Kyverno clone policy, read back from the cluster as
 // `kubectl get -o yaml` prints them, converted by the CLI (--strict: nothing left out), and the
 // output applied with the whole product running. The copies appear in the namespaces each tool
-// would have filled, including a namespace created afterwards, and in no other.
+// would have filled, including a namespace created afterwards, and in no other; a copy the old
+// tool made is handed over in place as the converter's note says.
 import { execFile } from 'node:child_process';
+import { PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments, stringify } from 'yaml';
-import type { Resource, ResourceDistribution } from '../../src/domain/types.js';
+import { ANNOTATION_ADOPT, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution } from '../../src/domain/types.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { connectionOf } from '../kube-client.js';
@@ -16,7 +18,9 @@ import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const SECRET_VALUE = Buffer.from('replicated-secret-value').toString('base64');
+const OLD_VALUE = Buffer.from('value-of-an-older-replication').toString('base64');
 const PULL_LABEL = 'e2e.example.com/convert-pull';
+const merge = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 
 const kc = loadKubeConfig();
 const kube = new Kube(kc);
@@ -86,6 +90,14 @@ beforeAll(async () => {
   for (const role of ['team-a', 'team-b', 'ops', 'other']) await kube.createNamed(ns(role));
   for (const role of ['pull-1', 'pull-excluded']) await kube.createNamed(ns(role), { [PULL_LABEL]: run });
   await kube.put(replicatorSecret());
+  // The copy replicator made before the migration, as it marks its copies.
+  await kube.put({
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name: 'replicated', namespace: ns('team-a'), annotations: { 'replicator.v1.mittwald.de/replicated-at': '2026-11-01T00:00:00Z', 'replicator.v1.mittwald.de/replicated-from-version': '1' } },
+    type: 'Opaque',
+    data: { password: OLD_VALUE },
+  });
   await kube.put(reflectorConfigMap());
   await kube.put({ apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull', namespace: source }, type: 'Opaque', data: { token: SECRET_VALUE } });
   server = await startLocalServer({
@@ -120,27 +132,36 @@ describe('resource-distributor convert, applied to the cluster', () => {
 
   it('converts what kubectl get prints for the annotated objects and the policy, leaving nothing out', async () => {
     // As `kubectl get secrets,configmaps -n <source> -o yaml` prints them: server fields and all.
-    const items = [await kube.get('Secret', source, 'replicated'), await kube.get('ConfigMap', source, 'reflected'), await kube.get('Secret', source, 'pull')];
+    const items = [await kube.get('Secret', source, 'replicated'), await kube.get('ConfigMap', source, 'reflected'), await kube.get('Secret', source, 'pull'), await kube.get('Secret', ns('team-a'), 'replicated')];
     const input = `${stringify({ apiVersion: 'v1', kind: 'List', items, metadata: { resourceVersion: '' } })}---\n${stringify(kyvernoPolicy())}`;
     const result = await convert(input, '--strict');
     expect(result.stderr).not.toContain('not converted');
     expect(result.code).toBe(0);
     expect(result.stdout + result.stderr).not.toContain(SECRET_VALUE);
+    expect(result.stdout + result.stderr).not.toContain(OLD_VALUE);
+    expect(result.stderr).toContain(`note: Secret ${ns('team-a')}/replicated: made or filled by mittwald replicator; to keep it in place, hand it over: kubectl annotate secret replicated -n ${ns('team-a')} ${ANNOTATION_ADOPT}=${source}-replicated`);
     distributions = parseAllDocuments(result.stdout).map((document) => document.toJS() as ResourceDistribution);
     expect(distributions.map((distribution) => distribution.metadata.name).sort()).toEqual([`${source}-pull`, `${source}-reflected`, `${source}-replicated`]);
   });
 
   it('copies where each tool would have, and nowhere else', async () => {
+    const before = await kube.get('Secret', ns('team-a'), 'replicated');
     for (const distribution of distributions) await kube.createDistribution(distribution);
+    // The hand-over the converter's note prints, done as its kubectl commands do it.
+    await kube.core.patchNamespacedSecret({ name: 'replicated', namespace: ns('team-a'), body: { metadata: { annotations: { [ANNOTATION_ADOPT]: `${source}-replicated` }, labels: { [LABEL_DISTRIBUTION]: `${source}-replicated` } } } }, merge);
     // The product's own count of targets: what it will ever write, not only what is there yet.
     for (const [name, desired] of [['replicated', 3], ['reflected', 1], ['pull', 1]] as const) {
       await kube.waitForStatus(`${source}-${name}`, (status) => status.desired === desired && status.succeeded === desired);
     }
     // replicator: `<run>-ops` by name and `<run>-team-.*` as a pattern.
     await settledHolders('Secret', 'replicated', ['team-a', 'team-b', 'ops']);
-    const copy = await kube.get('Secret', ns('team-a'), 'replicated');
-    expect(copy?.data).toEqual({ password: SECRET_VALUE });
-    expect(Object.keys(copy?.metadata.annotations ?? {}).filter((key) => key.startsWith('replicator.'))).toEqual([]);
+    const copy = await kube.waitForObject('Secret', ns('team-a'), 'replicated', (object) => object?.data?.password === SECRET_VALUE);
+    expect(copy?.metadata.uid).toBe(before?.metadata.uid);
+    // The source's own replicator annotations reach no copy (a fresh one carries none; the handed-over
+    // one keeps the marks replicator put on it, which are not the distribution's to remove).
+    expect(Object.keys(copy?.metadata.annotations ?? {})).not.toContain('replicator.v1.mittwald.de/replicate-to');
+    const fresh = await kube.get('Secret', ns('team-b'), 'replicated');
+    expect(Object.keys(fresh?.metadata.annotations ?? {}).filter((key) => key.startsWith('replicator.'))).toEqual([]);
     // reflector: automatic namespaces that are also allowed (`<run>-other` is not allowed).
     await settledHolders('ConfigMap', 'reflected', ['team-a']);
     // Kyverno: labelled namespaces but the excluded one, and a labelled namespace created now.
