@@ -7,20 +7,22 @@ import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
 import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
+import { STORAGE_VERSION } from './domain/conversion.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer, type AccessReviewer } from './k8s/access-review.js';
 import type { ClusterApi } from './k8s/cluster-api.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
-import { discoverKinds, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
+import { discoverKinds, servedDistributionVersion, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
+import { publishConversion, type ConversionTarget } from './k8s/crd-conversion.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
 import { createRbacCache, type RbacCache } from './k8s/rbac-cache.js';
 import { createScrapeAccess, type ScrapeAccess } from './k8s/scrape-access.js';
 import { createScrapeReviewer } from './k8s/scrape-review.js';
-import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
+import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, WEBHOOK_PATHS, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
@@ -52,8 +54,29 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 const webhookNameList = (config: Config): string[] => [config.webhookNames.distributions, config.webhookNames.namespaces];
 const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods === undefined ? [] : [config.webhookNames.pods]);
 
-/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
+/**
+ * Where the CRD's conversion webhook should point: our Service in a cluster; in local mode this
+ * process's address, only when asked to (the CRD has one conversion address, a webhook
+ * configuration per process).
+ */
+function conversionTarget(config: Config, port: () => number): ConversionTarget | undefined {
+  if (config.mode === 'cluster') return { service: { name: config.serviceName, namespace: config.namespace, path: WEBHOOK_PATHS.conversion, port: 443 } };
+  if (!config.registerConversion) return undefined;
+  return { url: `${config.webhookUrl ?? `https://127.0.0.1:${port()}`}${WEBHOOK_PATHS.conversion}` };
+}
+
+/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL; and the CRD's conversion. */
 function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
+  const webhooks = webhookTrustPublisher(config, client, port);
+  return async (trust) => {
+    const changed = await webhooks(trust);
+    const target = conversionTarget(config, port);
+    const converted = target !== undefined && (await publishConversion(client, target, trust));
+    return changed || converted;
+  };
+}
+
+function webhookTrustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
   if (config.mode === 'cluster') {
     return async (trust) => {
       const validating = await patchCaBundle(client, webhookNameList(config), trust);
@@ -157,6 +180,7 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     // The mutating configuration records authors; without it none are, and none are required.
     recordsAuthors: config.webhookNames.pods !== undefined,
     bodyLimitBytes: config.bodyLimitBytes,
+    conversionBodyLimitBytes: config.conversionBodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: scrapeAccess(parts, metrics) } : {}),
     readiness: () => ({
@@ -200,7 +224,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   });
   const webhookClientCa = await readWebhookClientCa(config);
   const kinds = await allowedKinds(config, client, log);
-  const clusterApi = createClusterApi(client, { kinds });
+  const distributionVersion = await servedDistributionVersion(client);
+  if (distributionVersion !== STORAGE_VERSION) log.warn({ version: distributionVersion }, `the ResourceDistribution CRD does not serve ${STORAGE_VERSION}: distributions are read and written in v1alpha1`);
+  const clusterApi = createClusterApi(client, { kinds, distributionVersion });
   const objectSyncs = await servesObjectSyncs(client);
   if (!objectSyncs) log.warn({}, 'ObjectSyncs are not served (CRD objectsyncs.sync.rustrial.org not installed): not watched');
   const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;

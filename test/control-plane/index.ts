@@ -14,3 +14,4 @@ export { publishProductImage, type ProductImage } from './product-image.js';
 export { httpGet } from './network.js';
 export { cachedProductImage, ensureProductImage, keepProductImage, productImageKey, type CachedProductImage } from './product-image-cache.js';
 export { apiserverMetrics } from './apiserver-metrics.js';
+export { startConversionServer, type ConversionServer } from './conversion-server.js';
