@@ -17,7 +17,7 @@ import { discoverKinds, servedDistributionVersion, servesObjectSyncs, withTempla
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
-import { publishConversion, type ConversionTarget } from './k8s/crd-conversion.js';
+import { DISTRIBUTION_CRD, publishConversion, type ConversionTarget } from './k8s/crd-conversion.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
 import { createRbacCache, type RbacCache } from './k8s/rbac-cache.js';
 import { createScrapeAccess, type ScrapeAccess } from './k8s/scrape-access.js';
@@ -26,7 +26,7 @@ import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhoo
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
-import { serviceIdentity } from './tls/certificates.js';
+import { conversionServiceName, serviceIdentity } from './tls/certificates.js';
 import { fileStore } from './tls/file-store.js';
 import { createCertificateManager, type CertificateManager } from './tls/manager.js';
 import { secretStore } from './tls/secret-store.js';
@@ -60,19 +60,24 @@ const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods
  * configuration per process).
  */
 function conversionTarget(config: Config, port: () => number): ConversionTarget | undefined {
-  if (config.mode === 'cluster') return { service: { name: config.serviceName, namespace: config.namespace, path: WEBHOOK_PATHS.conversion, port: 443 } };
+  if (config.mode === 'cluster') return { service: { name: conversionServiceName(config.serviceName), namespace: config.namespace, path: WEBHOOK_PATHS.conversion, port: 443 } };
   if (!config.registerConversion) return undefined;
   return { url: `${config.webhookUrl ?? `https://127.0.0.1:${port()}`}${WEBHOOK_PATHS.conversion}` };
 }
 
 /** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL; and the CRD's conversion. */
-function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
+function trustPublisher(config: Config, client: KubeClient, port: () => number, log: Logger): (trust: string) => Promise<boolean> {
   const webhooks = webhookTrustPublisher(config, client, port);
+  let warned = false;
   return async (trust) => {
     const changed = await webhooks(trust);
     const target = conversionTarget(config, port);
-    const converted = target !== undefined && (await publishConversion(client, target, trust));
-    return changed || converted;
+    const published = target === undefined ? 'not-needed' : await publishConversion(client, target, trust);
+    if (published === 'elsewhere' && !warned) {
+      log.warn({ crd: DISTRIBUTION_CRD, service: `${config.namespace}/${conversionServiceName(config.serviceName)}` }, "the CRD's conversion webhook names another address: left as it is (v1alpha1 requests fail unless that address converts)");
+    }
+    warned = published === 'elsewhere';
+    return changed || published === 'changed';
   };
 }
 
@@ -254,7 +259,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'tls' }),
     metrics,
     serve: (certificate) => serving.https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port),
+    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' })),
   });
 
   const parts: ServerParts = { config, log, client, controller, certificates, rbac, accessReviewer, serving };

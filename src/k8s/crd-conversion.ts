@@ -40,27 +40,50 @@ function converts(current: Crd, target: ConversionTarget, caBundle: string): boo
   return conversion?.strategy === 'Webhook' && config?.caBundle === caBundle && versions.includes('v1') && reaches(config, target);
 }
 
+async function readCrd(client: KubeClient): Promise<Crd | undefined> {
+  try {
+    return await client.request<Crd>('GET', CRD_PATH);
+  } catch (error) {
+    if (isNotFound(error)) return undefined;
+    throw error;
+  }
+}
+
+/** What publishConversion did: `elsewhere` when the CRD converts through another address, which is left alone. */
+export type ConversionPublished = 'changed' | 'unchanged' | 'elsewhere' | 'not-needed';
+
+/** Whether the CRD's conversion already names our Service (whatever its caBundle). */
+function namesService(current: Crd, target: ConversionTarget): boolean {
+  if ('url' in target) return true;
+  const service = current.spec?.conversion?.webhook?.clientConfig?.service as Record<string, unknown> | undefined;
+  return current.spec?.conversion?.strategy === 'Webhook' && service?.name === target.service.name && service.namespace === target.service.namespace;
+}
+
+/** What to do with the CRD as read: undefined when its conversion is to be written. */
+function decide(crd: Crd | undefined, target: ConversionTarget, caBundle: string, takeOver: boolean): ConversionPublished | undefined {
+  if (crd === undefined || !(crd.spec?.versions ?? []).some((version) => version.name === V1BETA1 && version.served !== false)) return 'not-needed';
+  if (converts(crd, target, caBundle)) return 'unchanged';
+  return takeOver || namesService(crd, target) ? undefined : 'elsewhere';
+}
+
 /**
  * Makes the CRD's conversion webhook `target` with `caBundlePem` (read, compare, replace with the
- * read resourceVersion; a concurrent change is retried). Leaves alone a CRD that serves v1alpha1
- * only (OpenKruise's older CRD: nothing to convert) and a missing one. True when it changed it.
+ * read resourceVersion; a concurrent change is retried). A URL target (local mode) takes the CRD
+ * over, and a Service target with `takeOver`; otherwise a Service target only fills in the caBundle
+ * where the CRD already names that Service, so that an address someone else serves (OpenKruise's manager still running) is never taken from
+ * them. Leaves alone a CRD that serves v1alpha1 only (OpenKruise's older CRD: nothing to convert)
+ * and a missing one.
  */
-export async function publishConversion(client: KubeClient, target: ConversionTarget, caBundlePem: string): Promise<boolean> {
+export async function publishConversion(client: KubeClient, target: ConversionTarget, caBundlePem: string, options: { takeOver?: boolean } = {}): Promise<ConversionPublished> {
   const caBundle = Buffer.from(caBundlePem, 'utf8').toString('base64');
   for (let attempt = 1; ; attempt++) {
-    let crd: Crd;
-    try {
-      crd = await client.request<Crd>('GET', CRD_PATH);
-    } catch (error) {
-      if (isNotFound(error)) return false;
-      throw error;
-    }
-    if (!(crd.spec?.versions ?? []).some((version) => version.name === V1BETA1 && version.served !== false)) return false;
-    if (converts(crd, target, caBundle)) return false;
+    const crd = await readCrd(client);
+    const found = decide(crd, target, caBundle, options.takeOver === true);
+    if (found !== undefined || crd === undefined) return found ?? 'not-needed';
     crd.spec = { ...crd.spec, conversion: conversionOf(target, caBundle) };
     try {
       await client.request('PUT', CRD_PATH, { body: crd });
-      return true;
+      return 'changed';
     } catch (error) {
       if (!isConflict(error) || attempt >= CONFLICT_RETRIES) throw error;
     }

@@ -43,7 +43,7 @@ export async function startConversionServer(kc: KubeConfig): Promise<ConversionS
   const publish = async (config: KubeConfig, target: ConversionTarget): Promise<void> => {
     const client = kubeClientOf(config);
     try {
-      await publishConversion(client, target, ca.cert);
+      await publishConversion(client, target, ca.cert, { takeOver: true });
     } finally {
       client.close();
     }

@@ -99,7 +99,7 @@ const podsConvert = async (): Promise<void> => {
 /** And as the pods leave it (the Service the manifests name): kubectl apply and helm then find what they applied. */
 const podsLeaveService = async (): Promise<void> => {
   if (plane === undefined || conversion === undefined) throw new Error('no control plane');
-  await conversion.unregister(plane.kubeConfig, { name: RELEASE, namespace: NAMESPACE });
+  await conversion.unregister(plane.kubeConfig, { name: `${RELEASE}-conversion`, namespace: NAMESPACE });
 };
 const install = (args: string[] = []): Promise<ToolResult> => helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace', '--set', `image.repository=${IMAGE}`, ...args]);
 

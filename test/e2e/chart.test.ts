@@ -113,13 +113,16 @@ describe('the Helm chart', () => {
     const env = envOf(objects);
     const config = loadConfig({ ...env, RD_NAMESPACE: 'platform-system', POD_NAME: 'pod' });
     expect(config.serviceName).toBe('platform-resource-distributor');
-    expect(one(objects, 'Service').metadata).toMatchObject({ name: config.serviceName, namespace: 'platform-system' });
+    expect(find(objects, 'Service').map((o) => o.metadata).sort((a, b) => a.name.localeCompare(b.name))).toMatchObject([
+      { name: config.serviceName, namespace: 'platform-system' },
+      { name: `${config.serviceName}-conversion`, namespace: 'platform-system' },
+    ]);
     expect(find(objects, 'ValidatingWebhookConfiguration').map((o) => o.metadata.name).sort()).toEqual([config.webhookNames.distributions, config.webhookNames.namespaces].sort());
     expect(find(objects, 'MutatingWebhookConfiguration').map((o) => o.metadata.name)).toEqual([config.webhookNames.pods]);
     const clusterRole = one(objects, 'ClusterRole') as unknown as { rules: Rule[] };
     expect(clusterRole.rules.flatMap((r) => r.resourceNames ?? []).sort()).toEqual([config.webhookNames.distributions, config.webhookNames.namespaces, config.webhookNames.pods, 'resourcedistributions.apps.kruise.io'].sort());
     const crd = find(objects, 'CustomResourceDefinition').find((o) => o.metadata.name === 'resourcedistributions.apps.kruise.io') as unknown as { spec: { conversion: { webhook: { clientConfig: { service: object } } } } };
-    expect(crd.spec.conversion.webhook.clientConfig.service).toEqual({ name: config.serviceName, namespace: 'platform-system', path: '/convert', port: 443 });
+    expect(crd.spec.conversion.webhook.clientConfig.service).toEqual({ name: `${config.serviceName}-conversion`, namespace: 'platform-system', path: '/convert', port: 443 });
     const role = one(objects, 'Role') as unknown as { rules: Rule[] };
     expect(role.rules.flatMap((r) => r.resourceNames ?? []).sort()).toEqual([config.leaseName, config.tlsSecret].sort());
     for (const config of [...find(objects, 'ValidatingWebhookConfiguration'), ...find(objects, 'MutatingWebhookConfiguration')] as unknown as { webhooks: { clientConfig: { service: object }; namespaceSelector?: unknown }[] }[]) {
@@ -230,7 +233,7 @@ describe('the Helm chart', () => {
     const objects = await helmTemplate(['--set', 'nameOverride=distributor'], 'platform', 'platform-system');
     expect(one(objects, 'Deployment').metadata.name).toBe('platform-distributor');
     expect(podOf(objects).metadata.labels).toEqual({ 'app.kubernetes.io/name': 'distributor' });
-    expect((one(objects, 'Service') as unknown as { spec: { selector: unknown } }).spec.selector).toEqual({ 'app.kubernetes.io/name': 'distributor' });
+    for (const service of find(objects, 'Service') as unknown as { spec: { selector: unknown } }[]) expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'distributor' });
     const config = loadConfig({ ...envOf(objects), RD_NAMESPACE: 'platform-system', POD_NAME: 'pod' });
     expect(config.serviceName).toBe('platform-distributor');
     expect(find(objects, 'ValidatingWebhookConfiguration').map((o) => o.metadata.name).sort()).toEqual([config.webhookNames.distributions, config.webhookNames.namespaces].sort());

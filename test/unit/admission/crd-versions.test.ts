@@ -41,7 +41,7 @@ describe('the ResourceDistribution CRD', () => {
     expect(crd.spec.names.shortNames).toEqual(['distributor']);
     expect(crd.spec.conversion).toEqual({
       strategy: 'Webhook',
-      webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'resource-distributor', namespace: 'resource-distributor', path: WEBHOOK_PATHS.conversion, port: 443 } } },
+      webhook: { conversionReviewVersions: ['v1'], clientConfig: { service: { name: 'resource-distributor-conversion', namespace: 'resource-distributor', path: WEBHOOK_PATHS.conversion, port: 443 } } },
     });
   });
 
