@@ -18,7 +18,7 @@ declare module 'vitest' {
 const CRD_NAME = 'resourcedistributions.apps.kruise.io';
 
 /** One after the other (each is a Go build on first use, heavy on a small machine), while the control plane starts. */
-async function ensureTools(): Promise<Record<ToolName, string>> {
+async function ensureTools(): Promise<Record<Exclude<ToolName, 'kruise-manager'>, string>> {
   const kubectl = await ensureTool('kubectl');
   const helm = await ensureTool('helm');
   const promtool = await ensureTool('promtool');
