@@ -7,6 +7,7 @@
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { publishConversion } from '../../src/k8s/crd-conversion.js';
+import { GROUP, PLURAL } from '../../src/domain/types.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics, type Metrics } from '../../src/metrics.js';
 import type { RunningController } from '../../src/reconcile/controller.js';
@@ -19,8 +20,6 @@ import { run } from './support/tools.js';
 const kc = loadKubeConfig();
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
-const GROUP = 'apps.kruise.io';
-const PLURAL = 'resourcedistributions';
 const created = { distributions: [] as string[], namespaces: [] as string[] };
 let server: RunningServer | undefined;
 let metrics: Metrics;

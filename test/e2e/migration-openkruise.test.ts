@@ -14,6 +14,8 @@ import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GROUP, PLURAL } from '../../src/domain/types.js';
+import { DISTRIBUTION_CRD as RD_CRD } from '../../src/k8s/crd-conversion.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
 import { applyManifestFiles, ensureTool, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
@@ -24,9 +26,6 @@ import { uniqueName, waitFor } from './support/cluster.js';
 import { run, type ToolResult } from './support/tools.js';
 
 const KRUISE_MODULE = 'test/tools/kruise-manager';
-const RD_CRD = 'resourcedistributions.apps.kruise.io';
-const GROUP = 'apps.kruise.io';
-const PLURAL = 'resourcedistributions';
 
 let plane: ControlPlane | undefined;
 let kruise: ManagedProcess | undefined;
