@@ -162,6 +162,8 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string, optio
     RD_LEADER_ELECTION: 'false',
     RD_SHUTDOWN_TIMEOUT: '2s',
     RD_METRICS_AUTH: String(options.metricsAuth === true),
+    // The control plane's CRD converts through the product, as in a cluster.
+    RD_REGISTER_CONVERSION: 'true',
   };
   const token = options.metricsAuth === true ? await tokenOf(kubeconfigPath) : undefined;
   const child = spawn(process.execPath, [...image, '--expose-gc', '--import', GC_HOOK, ...extra, join(REPO_ROOT, 'dist/main.js')], {

@@ -11,6 +11,8 @@ import { parse, stringify } from 'yaml';
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const CHART = join(ROOT, 'charts/resource-distributor');
 
+/** The Service of spec.conversion, as webhook-config/ names it (the chart's is the release's). */
+const CONVERSION_SERVICE = /^( {8}service:\n {10})name: resource-distributor-conversion\n {10}namespace: resource-distributor\n/m;
 const METADATA = /^metadata:\n {2}name: (\S+)\n {2}labels:\n {4}app\.kubernetes\.io\/name: resource-distributor\n/m;
 
 /** A CRD of webhook-config/crd/ as a chart template. */
@@ -30,7 +32,10 @@ export function crdTemplate(file: string, text: string): string {
     '    helm.sh/resource-policy: keep',
     '',
   ].join('\n');
-  return `# Generated from webhook-config/crd/${file} by \`npm run chart:sync\`: edit that file, not this one.\n{{- if .Values.crds.install }}\n${text.replace(METADATA, metadata)}{{- end }}\n`;
+  const service = '$1name: {{ include "resource-distributor.fullname" . }}-conversion\n          namespace: {{ .Release.Namespace }}\n';
+  const body = text.replace(METADATA, metadata).replace(CONVERSION_SERVICE, service);
+  if (text.includes('\n  conversion:') && body.includes('namespace: resource-distributor\n')) throw new Error(`${file}: expected spec.conversion's service to be resource-distributor/resource-distributor-conversion`);
+  return `# Generated from webhook-config/crd/${file} by \`npm run chart:sync\`: edit that file, not this one.\n{{- if .Values.crds.install }}\n${body}{{- end }}\n`;
 }
 
 /** The rule groups of the monitoring component's PrometheusRule, as a Prometheus rules file. */

@@ -81,6 +81,8 @@ async function main(): Promise<void> {
         // Only this control plane's API server may send reviews, as in a cluster set up for it.
         RD_WEBHOOK_CLIENT_CA_FILE: plane.webhookClient.caFile,
         RD_WEBHOOK_CLIENT_NAMES: plane.webhookClient.commonName,
+        // The CRD's conversion webhook (v1alpha1 <-> v1beta1) is this process, as the replicas are in a cluster.
+        RD_REGISTER_CONVERSION: 'true',
         ...process.env,
       },
       certDir: join(REPO_ROOT, 'certs'),

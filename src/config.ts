@@ -66,6 +66,14 @@ export interface Config {
   retryPeriodMs: number;
   podName: string;
   bodyLimitBytes: number;
+  /** RD_CONVERSION_BODY_LIMIT: a ConversionReview carries every object of a list page read in the other version. */
+  conversionBodyLimitBytes: number;
+  /**
+   * RD_REGISTER_CONVERSION (local mode): point the CRD's conversion webhook at this process. Off by
+   * default: the CRD has one conversion address, and a process that stops leaves it pointing nowhere.
+   * In a cluster the CRD names the Service, and every replica fills in its caBundle.
+   */
+  registerConversion: boolean;
   /** RD_MAX_CONNECTIONS, RD_TLS_HANDSHAKE_TIMEOUT, RD_HEADERS_TIMEOUT: what the listener grants a connection before its request. */
   connectionLimits: ConnectionLimits;
   sarCacheTtlMs: number;
@@ -294,6 +302,8 @@ export function loadConfig(env: Env = process.env): Config {
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
+    conversionBodyLimitBytes: r.bytes('RD_CONVERSION_BODY_LIMIT', '256Mi'),
+    registerConversion: r.boolean('RD_REGISTER_CONVERSION', false),
     connectionLimits: {
       maxConnections: r.integer('RD_MAX_CONNECTIONS', 1000, 1, 1_000_000),
       handshakeTimeoutMs: r.duration('RD_TLS_HANDSHAKE_TIMEOUT', '10s', 100),

@@ -7,25 +7,27 @@ import { createAdmissionApp } from './admission/app.js';
 import { startHttpsServer, type HttpsServer } from './admission/https-server.js';
 import { ConfigError, controllerSettings, forbiddenNamespaces, loadConfig, type Config } from './config.js';
 import { systemClock, type Clock } from './domain/clock.js';
+import { STORAGE_VERSION } from './domain/conversion.js';
 import { createKindRegistry, kindKeyOf, type KindRegistry } from './domain/kinds.js';
 import { compileSpecValidator } from './domain/schema.js';
 import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsFirstAccessReviewer, type AccessReviewer } from './k8s/access-review.js';
 import type { ClusterApi } from './k8s/cluster-api.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
-import { discoverKinds, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
+import { discoverKinds, servedDistributionVersion, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
+import { DISTRIBUTION_CRD, publishConversion, type ConversionTarget } from './k8s/crd-conversion.js';
 import { loadCrdSchema } from './k8s/crd-schema.js';
 import { createRbacCache, type RbacCache } from './k8s/rbac-cache.js';
 import { createScrapeAccess, type ScrapeAccess } from './k8s/scrape-access.js';
 import { createScrapeReviewer } from './k8s/scrape-review.js';
-import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, webhookConfigurations } from './k8s/webhook-config.js';
+import { applyWebhookConfigurations, deleteWebhookConfigurations, mutatingWebhookConfigurations, patchCaBundle, WEBHOOK_PATHS, webhookConfigurations } from './k8s/webhook-config.js';
 import { createLogger, type Logger } from './log.js';
 import { createMetrics, type Metrics } from './metrics.js';
 import { admissionOnlyController } from './reconcile/admission-only.js';
 import { createController, type Controller, type ControllerDeps } from './reconcile/controller.js';
-import { serviceIdentity } from './tls/certificates.js';
+import { conversionServiceName, serviceIdentity } from './tls/certificates.js';
 import { fileStore } from './tls/file-store.js';
 import { createCertificateManager, type CertificateManager } from './tls/manager.js';
 import { secretStore } from './tls/secret-store.js';
@@ -55,8 +57,34 @@ const webhookNameList = (config: Config): string[] =>
   config.reconcile ? [config.webhookNames.distributions, config.webhookNames.namespaces] : [config.webhookNames.distributions];
 const mutatingNameList = (config: Config): string[] => (config.webhookNames.pods === undefined || !config.reconcile ? [] : [config.webhookNames.pods]);
 
-/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL. */
-function trustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
+/**
+ * Where the CRD's conversion webhook should point: our Service in a cluster; in local mode this
+ * process's address, only when asked to (the CRD has one conversion address, a webhook
+ * configuration per process).
+ */
+function conversionTarget(config: Config, port: () => number): ConversionTarget | undefined {
+  if (config.mode === 'cluster') return { service: { name: conversionServiceName(config.serviceName), namespace: config.namespace, path: WEBHOOK_PATHS.conversion, port: 443 } };
+  if (!config.registerConversion) return undefined;
+  return { url: `${config.webhookUrl ?? `https://127.0.0.1:${port()}`}${WEBHOOK_PATHS.conversion}` };
+}
+
+/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL; and the CRD's conversion. */
+function trustPublisher(config: Config, client: KubeClient, port: () => number, log: Logger): (trust: string) => Promise<boolean> {
+  const webhooks = webhookTrustPublisher(config, client, port);
+  let warned = false;
+  return async (trust) => {
+    const changed = await webhooks(trust);
+    const target = conversionTarget(config, port);
+    const published = target === undefined ? 'not-needed' : await publishConversion(client, target, trust);
+    if (published === 'elsewhere' && !warned) {
+      log.warn({ crd: DISTRIBUTION_CRD, service: `${config.namespace}/${conversionServiceName(config.serviceName)}` }, "the CRD's conversion webhook names another address: left as it is (v1alpha1 requests fail unless that address converts)");
+    }
+    warned = published === 'elsewhere';
+    return changed || published === 'changed';
+  };
+}
+
+function webhookTrustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
   if (config.mode === 'cluster') {
     return async (trust) => {
       const validating = await patchCaBundle(client, webhookNameList(config), trust);
@@ -162,6 +190,7 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
     // The mutating configuration records authors; without it none are, and none are required.
     recordsAuthors: mutatingNameList(config).length > 0,
     bodyLimitBytes: config.bodyLimitBytes,
+    conversionBodyLimitBytes: config.conversionBodyLimitBytes,
     ...(webhookClientCa === undefined ? {} : { webhookCallers: { names: config.webhookClientNames } }),
     ...(config.metricsAuth ? { scrapeAccess: scrapeAccess(parts, metrics) } : {}),
     readiness: () => ({
@@ -205,7 +234,9 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   });
   const webhookClientCa = await readWebhookClientCa(config);
   const kinds = await allowedKinds(config, client, log);
-  const clusterApi = createClusterApi(client, { kinds });
+  const distributionVersion = await servedDistributionVersion(client);
+  if (distributionVersion !== STORAGE_VERSION) log.warn({ version: distributionVersion }, `the ResourceDistribution CRD does not serve ${STORAGE_VERSION}: distributions are read and written in v1alpha1`);
+  const clusterApi = createClusterApi(client, { kinds, distributionVersion });
   const objectSyncs = await servesObjectSyncs(client);
   if (!objectSyncs) log.warn({}, 'ObjectSyncs are not served (CRD objectsyncs.sync.rustrial.org not installed): not watched');
   const rbac = config.rbacShortcut ? createRbacCache(client, { log: log.child({ component: 'rbac' }) }) : undefined;
@@ -233,7 +264,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'tls' }),
     metrics,
     serve: (certificate) => serving.https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port),
+    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' })),
   });
 
   const parts: ServerParts = { config, log, client, controller, certificates, rbac, accessReviewer, serving };

@@ -30,6 +30,8 @@ export function admissionRules(webhookConfigurations: readonly string[], mutatin
     ...(mutating.length === 0
       ? []
       : [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [...mutating], verbs: ['get', 'update'] }]),
+    // The conversion webhook's caBundle (spec.conversion of the ResourceDistribution CRD).
+    { apiGroups: ['apiextensions.k8s.io'], resources: ['customresourcedefinitions'], resourceNames: ['resourcedistributions.apps.kruise.io'], verbs: ['get', 'update'] },
   ];
 }
 

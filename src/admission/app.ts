@@ -13,12 +13,14 @@ import { WEBHOOK_PATHS, WEBHOOK_TIMEOUT_SECONDS } from '../k8s/webhook-config.js
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import { authorWebhook } from './author-webhook.js';
+import { conversionRoute } from './conversion-webhook.js';
 import { ADMISSION_SLICE_MS, distributionWebhook } from './distribution-webhook.js';
 import { namespaceWebhook, type AdmittedNamespace } from './namespace-webhook.js';
 import { objectSyncWebhook } from './object-sync-webhook.js';
 import { podMutationWebhook, type PodMutationWebhookDeps } from './pod-mutation-webhook.js';
 import { podWebhook, type PodWebhookDeps } from './pod-webhook.js';
 import { checkWebhookCaller, type WebhookCallerPolicy } from './webhook-caller.js';
+import { versionedWebhook } from './versioned-webhook.js';
 import { webhookRoute, type WebhookRouteOptions } from './webhook-route.js';
 
 export interface AdmissionAppDeps {
@@ -42,6 +44,8 @@ export interface AdmissionAppDeps {
   /** Named readiness checks (certificates, caches, shutdown); ready when all are true. */
   readiness: () => Record<string, boolean>;
   bodyLimitBytes: number;
+  /** The ConversionReview body limit (default: the admission one). */
+  conversionBodyLimitBytes?: number;
   /** Who may send reviews (a client certificate); undefined: anyone who reaches the port. */
   webhookCallers?: WebhookCallerPolicy;
   /** Who may read /metrics; undefined: anyone who reaches the port. */
@@ -68,6 +72,7 @@ const DEFAULT_DEADLINES_MS = {
  * - POST /mutate/resourcedistributions    ResourceDistribution CREATE/UPDATE (mutating): records the spec's author
  * - POST /validate/objectsyncs             ObjectSync CREATE/UPDATE (DELETE always allowed)
  * - POST /generate/namespaces             Namespace CREATE/UPDATE, never denies, starts generation
+ * - POST /convert                        ConversionReview of ResourceDistributions (v1alpha1, v1beta1)
  * - POST /mutate/pods                     Pod CREATE (mutating), never denies, adds distributed image-pull Secrets
  * - POST /generate/pods                   Pod CREATE, never denies, writes the missing copies it references first
  * - GET  /healthz                         200 while the process serves requests (liveness)
@@ -102,8 +107,9 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
   const route = (path: string, options: Omit<WebhookRouteOptions, 'log' | 'metrics' | 'bodyLimitBytes'>): void => {
     app.post(path, ...webhookRoute({ ...options, log, metrics, bodyLimitBytes: deps.bodyLimitBytes }));
   };
-  route(WEBHOOK_PATHS.distributions, { name: 'distributions', webhook: distributionWebhook(deps), deadlineMs: deadlines.distributions });
+  route(WEBHOOK_PATHS.distributions, { name: 'distributions', webhook: versionedWebhook(distributionWebhook(deps)), deadlineMs: deadlines.distributions });
   route(WEBHOOK_PATHS.distributionAuthors, { name: 'distribution-authors', webhook: authorWebhook({ sliceMs: deps.sliceMs ?? ADMISSION_SLICE_MS, now: () => performance.now() }), deadlineMs: deadlines.distributions });
+  app.post(WEBHOOK_PATHS.conversion, conversionRoute({ log, metrics, bodyLimitBytes: deps.conversionBodyLimitBytes ?? deps.bodyLimitBytes }));
   route(WEBHOOK_PATHS.objectSyncs, { name: 'objectsyncs', webhook: objectSyncWebhook(deps), deadlineMs: deadlines.distributions });
   // Namespace creation never depends on us, not even on a bug of ours.
   route(WEBHOOK_PATHS.namespaces, { name: 'namespaces', webhook: namespaceWebhook({ onNamespaceAdmitted: deps.onNamespaceAdmitted, log }), deadlineMs: deadlines.namespaces, failOpen: true });

@@ -84,11 +84,11 @@ function problem(c: Context, status: 400 | 413 | 415, message: string): Response
   return c.json({ message }, status);
 }
 
-function isJson(c: Context): boolean {
+export function isJson(c: Context): boolean {
   return c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase() === 'application/json';
 }
 
-const TOO_LARGE = Symbol('too large');
+export const TOO_LARGE = Symbol('too large');
 
 /** Reads the Node.js request stream itself, stopping as soon as it passes the limit. */
 async function readIncoming(incoming: IncomingMessage, limit: number): Promise<string | typeof TOO_LARGE> {
@@ -108,7 +108,7 @@ async function readIncoming(incoming: IncomingMessage, limit: number): Promise<s
  * Request body (as hono's bodyLimit does) converts every request into web streams, which cost
  * several milliseconds per admission review.
  */
-async function readBody(c: Context, limit: number): Promise<string | typeof TOO_LARGE> {
+export async function readBody(c: Context, limit: number): Promise<string | typeof TOO_LARGE> {
   const declared = Number(c.req.header('content-length'));
   if (Number.isFinite(declared) && declared > limit) return TOO_LARGE;
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;

@@ -1,5 +1,6 @@
 // Who owns a same-named object in a target namespace, and whether our copy drifted.
 // Re-exported by copy.ts (the contract's module); split out to keep files small.
+import { SERVED_VERSIONS } from './conversion.js';
 import { hashResource } from './hash.js';
 import { isCoreDataKind } from './kinds.js';
 import { LEGACY_SOURCE_ANNOTATION } from './object-sync.js';
@@ -10,7 +11,6 @@ import {
   ANNOTATION_HASH,
   ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
-  API_VERSION,
   FORBIDDEN_SECRET_TYPES,
   GROUP,
   KIND,
@@ -33,6 +33,7 @@ export function controllerOf(object: Resource): OwnerReference | undefined {
 }
 
 const GROUP_PREFIX = `${GROUP}/`;
+const SERVED_API_VERSIONS = SERVED_VERSIONS.map((version) => `${GROUP}/${version}`);
 
 /** Any version of our group counts: the name is what identifies a cluster-scoped distribution. */
 export function isDistributionRef(ref: OwnerReference, name?: string): boolean {
@@ -168,7 +169,8 @@ function controllerRefCurrent(rd: ResourceDistribution, existing: Resource): boo
   return (
     ref !== undefined &&
     isDistributionRef(ref, rd.metadata.name) &&
-    ref.apiVersion === API_VERSION &&
+    // Either served version names the same owner (OpenKruise's later releases write v1beta1): no rewrite for it.
+    SERVED_API_VERSIONS.includes(ref.apiVersion) &&
     (rd.metadata.uid === undefined || ref.uid === rd.metadata.uid) &&
     ref.blockOwnerDeletion === true
   );

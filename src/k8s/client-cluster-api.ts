@@ -1,7 +1,9 @@
 // ClusterApi over our own HTTP client: plain JSON in and out, as the API server sends it.
 import { apiVersionFor, CORE_REGISTRY, kindKeyOf, versionOf, type ApiKind, type KindKey, type KindRegistry } from '../domain/kinds.js';
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL, type ObjectSync } from '../domain/object-sync.js';
-import { GROUP, PLURAL, VERSION, type Resource, type ResourceDistribution } from '../domain/types.js';
+import { distributionModel, statusInVersion, STORAGE_VERSION } from '../domain/conversion.js';
+import type { UnknownRecord } from '../domain/field-problem.js';
+import { GROUP, PLURAL, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { METADATA_LIST, startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
@@ -12,10 +14,11 @@ export interface ClientClusterApiOptions {
   pageSize?: number;
   /** The kinds copies and sources may be of (default Secret and ConfigMap). */
   kinds?: KindRegistry;
+  /** The version distributions are read and written in (default the storage version); the rest of the code sees the domain's model. */
+  distributionVersion?: string;
 }
 
 const MERGE_PATCH = 'application/merge-patch+json';
-const DISTRIBUTIONS = `/apis/${GROUP}/${VERSION}/${PLURAL}`;
 const OBJECT_SYNCS = `/apis/${OBJECT_SYNC_API_VERSION}/${OBJECT_SYNC_PLURAL}`;
 const objectSyncPath = (namespace: string, name?: string): string =>
   `/apis/${OBJECT_SYNC_API_VERSION}/namespaces/${encodeURIComponent(namespace)}/${OBJECT_SYNC_PLURAL}${name === undefined ? '' : `/${encodeURIComponent(name)}`}`;
@@ -163,15 +166,32 @@ function eventBody(event: EventObject): object {
   };
 }
 
+/** Distributions in the version the API server is asked for, as the domain's model both ways. */
+function distributionEdge(version: string): { path: string; model: <T>(object: T) => T; status: (status: ResourceDistribution['status']) => UnknownRecord | undefined } {
+  return {
+    path: `/apis/${GROUP}/${version}/${PLURAL}`,
+    model: <T>(object: T): T => (object === undefined ? object : (distributionModel(object as UnknownRecord) as T)),
+    status: (status) => (status === undefined ? undefined : statusInVersion(status, version)),
+  };
+}
+
 export function createClusterApi(client: KubeClient, options: ClientClusterApiOptions = {}): ClusterApi {
   const requests = createRequests(client, options);
   const { kindOf, listAll, get, send } = requests;
+  const edge = distributionEdge(options.distributionVersion ?? STORAGE_VERSION);
+  const DISTRIBUTIONS = edge.path;
 
   return {
-    listDistributions: () => listAll<ResourceDistribution>(DISTRIBUTIONS),
+    listDistributions: async () => {
+      const listed = await listAll<ResourceDistribution>(DISTRIBUTIONS);
+      return { ...listed, items: listed.items.map(edge.model) };
+    },
     listNamespaces: () => listAll<NamespaceObject>('/api/v1/namespaces'),
     watch: (resource, watchOptions, callbacks) => {
-      if (resource === 'distributions') return startWatch(client, DISTRIBUTIONS, watchOptions, callbacks);
+      if (resource === 'distributions') {
+        const onEvent: typeof callbacks.onEvent = (event) => callbacks.onEvent(event.type === 'BOOKMARK' || event.type === 'ERROR' ? event : { ...event, object: edge.model(event.object) });
+        return startWatch(client, DISTRIBUTIONS, watchOptions, { ...callbacks, onEvent });
+      }
       if (resource === 'namespaces') return startWatch(client, '/api/v1/namespaces', watchOptions, callbacks);
       if (resource === 'objectsyncs') return startWatch(client, OBJECT_SYNCS, watchOptions, callbacks);
       return startWatch(client, kindPath(kindOf(resource), watchOptions.namespace), watchOptions, callbacks);
@@ -181,13 +201,13 @@ export function createClusterApi(client: KubeClient, options: ClientClusterApiOp
     lookupDistribution: async (name) => {
       const found = await client.request<Page<ResourceDistribution>>('GET', DISTRIBUTIONS, { query: { fieldSelector: `metadata.name=${name}` } });
       const [first] = found.items ?? [];
-      return first === undefined ? undefined : trimmed(first);
+      return first === undefined ? undefined : edge.model(trimmed(first));
     },
 
     ...copyMethods(requests),
 
-    patchDistributionStatus: (name, status) =>
-      send<ResourceDistribution>('PATCH', `${DISTRIBUTIONS}/${encodeURIComponent(name)}/status`, { status }, MERGE_PATCH),
+    patchDistributionStatus: async (name, status) =>
+      edge.model(await send<ResourceDistribution>('PATCH', `${DISTRIBUTIONS}/${encodeURIComponent(name)}/status`, { status: edge.status(status) }, MERGE_PATCH)),
 
     listObjectSyncs: () => listAll<ObjectSync>(OBJECT_SYNCS),
     lookupObjectSync: async (namespace, name) => {

@@ -3,7 +3,9 @@
 // then the OpenAPI documents of their group versions, for the fields a template may have.
 import { openApiPath, topLevelFields } from '../domain/kind-fields.js';
 import { apiVersionFor, isCoreDataKind, resolveKinds, type ApiKind, type DiscoveredGroup, type KindName, type KindResolution } from '../domain/kinds.js';
+import { STORAGE_VERSION, V1ALPHA1 } from '../domain/conversion.js';
 import { OBJECT_SYNC_API_VERSION, OBJECT_SYNC_PLURAL } from '../domain/object-sync.js';
+import { GROUP } from '../domain/types.js';
 import { isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
 
@@ -43,6 +45,21 @@ export async function servesObjectSyncs(client: KubeClient): Promise<boolean> {
     return (list.resources ?? []).some((resource) => resource.name === OBJECT_SYNC_PLURAL);
   } catch (error) {
     if (isNotFound(error)) return false;
+    throw error;
+  }
+}
+
+/**
+ * The version the controller reads and writes distributions in: the storage version when the CRD
+ * serves it, else v1alpha1 (OpenKruise's older CRD, left in place with crds.install=false).
+ */
+export async function servedDistributionVersion(client: KubeClient): Promise<string> {
+  try {
+    const group = await client.request<{ versions?: { version: string }[] }>('GET', `/apis/${GROUP}`);
+    const versions = (group.versions ?? []).map((entry) => entry.version);
+    return versions.includes(STORAGE_VERSION) || !versions.includes(V1ALPHA1) ? STORAGE_VERSION : V1ALPHA1;
+  } catch (error) {
+    if (isNotFound(error)) return STORAGE_VERSION;
     throw error;
   }
 }

@@ -11,6 +11,8 @@ export const WEBHOOK_PATHS = {
   pods: '/generate/pods',
   podMutation: '/mutate/pods',
   distributionAuthors: '/mutate/resourcedistributions',
+  /** Not an admission webhook: the CRD's spec.conversion. */
+  conversion: '/convert',
 } as const;
 
 /** How long the API server waits for each webhook; the admission app answers 1 s before that. */
@@ -64,7 +66,7 @@ function validationConfiguration(options: WebhookDefinitionOptions, common: Comm
         rules: [
           {
             apiGroups: ['apps.kruise.io'],
-            apiVersions: ['v1alpha1'],
+            apiVersions: ['v1alpha1', 'v1beta1'],
             operations: ['CREATE', 'UPDATE'],
             resources: ['resourcedistributions'],
             scope: 'Cluster',
@@ -175,7 +177,7 @@ export function mutatingWebhookConfigurations(options: WebhookDefinitionOptions)
           name: 'resourcedistributions.mutate.resource-distributor.io',
           clientConfig: options.clientConfig(WEBHOOK_PATHS.distributionAuthors),
           rules: [
-            { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['resourcedistributions'], scope: 'Cluster' },
+            { apiGroups: ['apps.kruise.io'], apiVersions: ['v1alpha1', 'v1beta1'], operations: ['CREATE', 'UPDATE'], resources: ['resourcedistributions'], scope: 'Cluster' },
             { apiGroups: ['sync.rustrial.org'], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['objectsyncs'], scope: 'Namespaced' },
           ],
           failurePolicy: 'Fail',

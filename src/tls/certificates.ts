@@ -123,7 +123,16 @@ export function isIssuedBy(cert: string, ca: string): boolean {
 }
 
 /** The Service DNS names (and loopback in local mode) the serving certificate covers. */
+/**
+ * The Service the CRD's conversion webhook calls: it also routes to pods that are not ready yet,
+ * since a pod's caches cannot sync while its list of distributions stored in the other version
+ * waits for a conversion (and conversion needs no cache).
+ */
+export function conversionServiceName(service: string): string {
+  return `${service}-conversion`;
+}
+
 export function serviceIdentity(service: string, namespace: string, local: boolean): Identity {
-  const dnsNames = [`${service}.${namespace}.svc`, service, `${service}.${namespace}`, `${service}.${namespace}.svc.cluster.local`];
+  const dnsNames = [`${service}.${namespace}.svc`, service, `${service}.${namespace}`, `${service}.${namespace}.svc.cluster.local`, `${conversionServiceName(service)}.${namespace}.svc`];
   return local ? { dnsNames: [...dnsNames, 'localhost'], ips: ['127.0.0.1'] } : { dnsNames, ips: [] };
 }

@@ -218,7 +218,7 @@ export async function ensureKubernetesServer(name: KubernetesServer, options: En
  * test/tools/<name>/. kstatus is a program of ours there (kstatus of sigs.k8s.io/cli-utils over
  * objects on stdin), not a command of the module it pins.
  */
-export type ToolName = 'kubectl' | 'helm' | 'promtool' | 'kustomize' | 'kstatus';
+export type ToolName = 'kubectl' | 'helm' | 'promtool' | 'kustomize' | 'kstatus' | 'kruise-manager';
 
 const TOOLS_DIR = join(MODULE_DIR, '..', 'tools');
 const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: string }> = {
@@ -226,6 +226,8 @@ const TOOL_MODULES: Record<Exclude<ToolName, 'kubectl'>, { module: string; pkg: 
   promtool: { module: 'github.com/prometheus/prometheus', pkg: 'github.com/prometheus/prometheus/cmd/promtool' },
   kustomize: { module: 'sigs.k8s.io/kustomize/kustomize/v5', pkg: 'sigs.k8s.io/kustomize/kustomize/v5' },
   kstatus: { module: 'sigs.k8s.io/cli-utils', pkg: '.' },
+  // OpenKruise's manager, for the migration test (a peer, not a tool: about 5 minutes to build).
+  'kruise-manager': { module: 'github.com/openkruise/kruise', pkg: 'github.com/openkruise/kruise' },
 };
 
 /** Our own source changes while the versions stay: a hash of the folder's .go files. */

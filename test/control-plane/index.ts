@@ -16,3 +16,4 @@ export { cachedProductImage, ensureProductImage, keepProductImage, productImageK
 export { apiserverMetrics } from './apiserver-metrics.js';
 export { ensureKarmada, karmadaSourceDir, KARMADA_MODULE_DIR, type KarmadaCommand } from './binaries.js';
 export { joinMember, startKarmadaPlane, type KarmadaPlane, type StartKarmadaOptions } from './karmada.js';
+export { startConversionServer, type ConversionServer } from './conversion-server.js';

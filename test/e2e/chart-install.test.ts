@@ -13,7 +13,7 @@ import { cp, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startControlPlane, type ControlPlane } from '../control-plane/index.js';
+import { startControlPlane, startConversionServer, type ControlPlane, type ConversionServer } from '../control-plane/index.js';
 import { objectsOf, failureOf, run, type ToolResult } from './support/tools.js';
 
 const CHART = 'charts/resource-distributor';
@@ -27,13 +27,16 @@ const CONFLICT = 'exists and cannot be imported into the current release: invali
 const IMAGE = 'registry.example/resource-distributor';
 
 let plane: ControlPlane | undefined;
+let conversion: ConversionServer | undefined;
 const temporary: string[] = [];
 
 beforeAll(async () => {
   plane = await startControlPlane();
+  conversion = await startConversionServer(plane.kubeConfig);
 }, 300_000);
 
 afterAll(async () => {
+  await conversion?.stop();
   await plane?.stop();
   await Promise.all(temporary.map((dir) => rm(dir, { recursive: true, force: true })));
 });
@@ -84,6 +87,20 @@ async function adopt(crds: string[]): Promise<void> {
   }
 }
 
+/**
+ * What the product's pods do once they run (none runs here): point the CRD's conversion webhook
+ * at a server that converts. Our CRD stores v1beta1: without it, a distribution written in
+ * v1alpha1, or stored in v1alpha1 under OpenKruise's CRD, cannot be read in v1beta1.
+ */
+const podsConvert = async (): Promise<void> => {
+  if (plane === undefined || conversion === undefined) throw new Error('no control plane');
+  await conversion.register(plane.kubeConfig);
+};
+/** And as the pods leave it (the Service the manifests name): kubectl apply and helm then find what they applied. */
+const podsLeaveService = async (): Promise<void> => {
+  if (plane === undefined || conversion === undefined) throw new Error('no control plane');
+  await conversion.unregister(plane.kubeConfig, { name: `${RELEASE}-conversion`, namespace: NAMESPACE });
+};
 const install = (args: string[] = []): Promise<ToolResult> => helm(['install', RELEASE, CHART, '--namespace', NAMESPACE, '--create-namespace', '--set', `image.repository=${IMAGE}`, ...args]);
 
 async function temporaryDir(prefix: string): Promise<string> {
@@ -103,7 +120,9 @@ describe('the chart over the kustomize install (kubectl apply -k webhook-config/
     await kubectl(['apply', '-f', 'webhook-config/crd/']);
     await established();
     // Before the webhooks: no pod answers them here.
+    await podsConvert();
     await kubectl(['create', '-f', '-'], DISTRIBUTION);
+    await podsLeaveService();
     await kubectl(['apply', '-k', 'webhook-config/']);
     await kubectl(['patch', 'validatingwebhookconfiguration', `${RELEASE}-distributions`, '--type=json', '-p', JSON.stringify([{ op: 'add', path: '/webhooks/0/clientConfig/caBundle', value: caBundle }])]);
     uids.distribution = await uidOf(['resourcedistribution', 'shared-settings']);
@@ -183,6 +202,7 @@ describe('the chart where OpenKruise\'s and k8s-object-syncer\'s CRDs exist', ()
     expect((await failureOf(install())).stderr).toContain(`CustomResourceDefinition "${RD_CRD}" in namespace "" ${CONFLICT}; annotation validation error: key "meta.helm.sh/release-name" must equal "${RELEASE}": current value is "kruise"`);
     await adopt([RD_CRD]);
     await install();
+    await podsConvert();
 
     const distributions = await crd(RD_CRD);
     expect(distributions.metadata.annotations).toMatchObject({ 'meta.helm.sh/release-name': RELEASE, 'meta.helm.sh/release-namespace': NAMESPACE, 'helm.sh/resource-policy': 'keep' });

@@ -60,6 +60,8 @@ beforeAll(async () => {
         },
       }),
     }),
+    // This file's control plane has no other conversion webhook: the product serves it, as in a cluster.
+    env: { RD_REGISTER_CONVERSION: 'true' },
     overrides: { shutdownDelayMs: 0 },
   });
 }, 300_000);

@@ -1,5 +1,5 @@
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, startControlPlane, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
+import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, startControlPlane, startConversionServer, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -10,13 +10,15 @@ declare module 'vitest' {
     tools: Partial<Record<ToolName, string>>;
     /** The Lua 5.1 interpreter the Argo CD health check runs under (installed with apt-get when missing). */
     lua: string;
+    /** The run's conversion webhook of the ResourceDistribution CRD (see test/control-plane/conversion-server.ts). */
+    conversion: { url: string; caPem: string };
   }
 }
 
 const CRD_NAME = 'resourcedistributions.apps.kruise.io';
 
 /** One after the other (each is a Go build on first use, heavy on a small machine), while the control plane starts. */
-async function ensureTools(): Promise<Record<ToolName, string>> {
+async function ensureTools(): Promise<Record<Exclude<ToolName, 'kruise-manager'>, string>> {
   const kubectl = await ensureTool('kubectl');
   const helm = await ensureTool('helm');
   const promtool = await ensureTool('promtool');
@@ -37,14 +39,21 @@ export default async function setup(project: TestProject): Promise<() => Promise
       await waitForCrdEstablished(kc, CRD_NAME);
     },
   });
+  let conversion: Awaited<ReturnType<typeof startConversionServer>> | undefined;
   try {
+    conversion = await startConversionServer(plane.kubeConfig);
+    project.provide('conversion', { url: conversion.url, caPem: conversion.caPem });
     project.provide('tools', await tools);
     project.provide('lua', await ensureLua((line) => console.error(`[e2e] ${line}`)));
   } catch (error) {
+    await conversion?.stop();
     await plane.stop();
     throw error;
   }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
   project.provide('webhookClient', plane.webhookClient);
-  return () => plane.stop();
+  return async () => {
+    await conversion?.stop();
+    await plane.stop();
+  };
 }

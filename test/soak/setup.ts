@@ -149,6 +149,8 @@ export async function startProcessWorld(log: (line: string) => void, logDir: str
         RD_PORT: '0',
         RD_CERT_DIR: certDir,
         RD_WEBHOOK_URL: `https://127.0.0.1:${proxyPort}`,
+        // The CRD's conversion webhook at the same shared address, as the replicas serve it in a cluster.
+        RD_REGISTER_CONVERSION: 'true',
         // Only this control plane's API server may send reviews, as `npm run dev` runs it.
         RD_WEBHOOK_CLIENT_CA_FILE: plane.webhookClient.caFile,
         RD_WEBHOOK_CLIENT_NAMES: plane.webhookClient.commonName,

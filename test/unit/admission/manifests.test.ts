@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parse, parseAllDocuments } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../src/config.js';
+import { conversionServiceName } from '../../../src/tls/certificates.js';
 import { mutatingWebhookConfigurations, webhookConfigurations } from '../../../src/k8s/webhook-config.js';
 import { admissionRules, CONTROLLER_RULES, ownNamespaceRules } from '../../rbac-rules.js';
 
@@ -139,7 +140,10 @@ describe('webhook-config/', () => {
     expect(config).toEqual(loadConfig({ POD_NAME: 'pod' }));
 
     expect(container.ports).toEqual([{ name: 'https', containerPort: config.port, protocol: 'TCP' }]);
-    expect(one('Service')).toMatchObject({ metadata: { name: config.serviceName }, spec: { ports: [{ port: 443, targetPort: 'https' }] } });
+    const [admission, conversion] = byKind('Service').sort((a, b) => a.metadata.name.localeCompare(b.metadata.name));
+    expect(admission).toMatchObject({ metadata: { name: config.serviceName }, spec: { ports: [{ port: 443, targetPort: 'https' }] } });
+    // The CRD's conversion reaches pods that are not ready yet (see src/tls/certificates.ts).
+    expect(conversion).toMatchObject({ metadata: { name: conversionServiceName(config.serviceName) }, spec: { publishNotReadyAddresses: true, ports: [{ port: 443, targetPort: 'https' }] } });
     const roleNames = (one('Role') as unknown as { rules: Rule[] }).rules.flatMap((r) => r.resourceNames ?? []);
     expect(roleNames).toEqual(expect.arrayContaining([config.leaseName, config.tlsSecret]));
     expect(byKind('ValidatingWebhookConfiguration').map((w) => w.metadata.name).sort()).toEqual(

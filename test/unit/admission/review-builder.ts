@@ -6,6 +6,7 @@ import type { Hono } from 'hono';
 import { createAdmissionApp, type AdmissionAppDeps } from '../../../src/admission/app.js';
 import type { AdmittedNamespace } from '../../../src/admission/namespace-webhook.js';
 import type { Operation } from '../../../src/admission/review.js';
+import { convertDistribution } from '../../../src/domain/conversion.js';
 import { compileSpecValidator } from '../../../src/domain/schema.js';
 import type { ResourceDistribution } from '../../../src/domain/types.js';
 import type { AccessAnswer, AccessCheck, AccessReviewer } from '../../../src/k8s/access-review.js';
@@ -48,6 +49,20 @@ export class ReviewBuilder {
     this.request.name = name;
     this.request.namespace = namespace;
     this.request.object = { apiVersion: 'v1', kind: 'Pod', metadata: { name, namespace }, spec };
+    return this;
+  }
+
+  /** The request as an author of `version` sends it: that version's kind, and the objects converted to it. */
+  inVersion(version: string): this {
+    const toVersion = (object: unknown): unknown => {
+      const converted = convertDistribution(object as Record<string, unknown>, `apps.kruise.io/${version}`);
+      if (!converted.ok) throw new Error(converted.message);
+      return converted.object;
+    };
+    this.request.kind = { group: 'apps.kruise.io', version, kind: 'ResourceDistribution' };
+    this.request.resource = { group: 'apps.kruise.io', version, resource: 'resourcedistributions' };
+    this.request.object = toVersion(this.request.object);
+    if (this.request.oldObject !== undefined) this.request.oldObject = toVersion(this.request.oldObject);
     return this;
   }
 

@@ -24,6 +24,7 @@ describe('planRotation', () => {
       'resource-distributor',
       'resource-distributor.resource-distributor',
       'resource-distributor.resource-distributor.svc.cluster.local',
+      'resource-distributor-conversion.resource-distributor.svc',
       'localhost',
     ]);
     expect(certificateInfo(first.serving.cert).ips).toEqual(['127.0.0.1']);
