@@ -18,7 +18,7 @@ export interface RunningMember {
 /** The product in local mode against `kubeconfigPath`; `env` adds settings (RD_RECONCILE=false on the fleet). */
 export async function startProductOn(identity: string, kubeconfigPath: string, env: Record<string, string> = {}): Promise<{ product: ProductProcess; stop(): Promise<void> }> {
   const certDir = await mkdtemp(join(tmpdir(), `rd-fleet-certs-${identity}-`));
-  const product = await startProduct(identity, { KUBECONFIG: kubeconfigPath, RD_MODE: 'local', RD_PORT: '0', RD_CERT_DIR: certDir, RD_NAMESPACE: 'default', RD_SHUTDOWN_DELAY: '0s', ...env });
+  const product = await startProduct(identity, { KUBECONFIG: kubeconfigPath, RD_MODE: 'local', RD_PORT: '0', RD_CERT_DIR: certDir, RD_NAMESPACE: 'default', RD_SHUTDOWN_DELAY: '0s', RD_REGISTER_CONVERSION: 'true', ...env });
   // Stopped with the test process (exit, SIGINT/SIGTERM/SIGHUP) like the servers it talks to.
   const unregister = registerTeardown({ stop: () => stop(), killNow: () => product.child.kill('SIGKILL') });
   const stop = async (): Promise<void> => {
