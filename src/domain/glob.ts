@@ -104,15 +104,30 @@ function partsOf(globs: readonly Glob[]): number {
 function mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: (key: string, length: number) => string): number {
   const chain = new Map<string, number>();
   let most = 0;
-  for (const [key, globs] of [...index].sort(([a], [b]) => a.length - b.length)) {
-    let before = 0;
-    for (const length of keyLengths) {
-      if (length >= key.length) break;
-      before = Math.max(before, chain.get(within(key, length)) ?? 0);
+  // Shorter keys first, so that a key's shorter ends are in the chain when it comes: by length, not sorted one by one.
+  const byLength = new Map<number, [string, Glob[]][]>();
+  for (const entry of index) {
+    const group = byLength.get(entry[0].length);
+    if (group === undefined) byLength.set(entry[0].length, [entry]);
+    else group.push(entry);
+  }
+  for (const keyLength of keyLengths) {
+    for (const [key, globs] of byLength.get(keyLength) ?? []) {
+      const parts = mostPartsBefore(chain, key, keyLengths, within) + partsOf(globs);
+      chain.set(key, parts);
+      if (parts > most) most = parts;
     }
-    const parts = before + partsOf(globs);
-    chain.set(key, parts);
-    most = Math.max(most, parts);
+  }
+  return most;
+}
+
+/** The most parts along the chain of `key`'s shorter ends (those of `keyLengths`). */
+function mostPartsBefore(chain: ReadonlyMap<string, number>, key: string, keyLengths: readonly number[], within: (key: string, length: number) => string): number {
+  let most = 0;
+  for (const length of keyLengths) {
+    if (length >= key.length) break;
+    const shorter = chain.get(within(key, length));
+    if (shorter !== undefined && shorter > most) most = shorter;
   }
   return most;
 }

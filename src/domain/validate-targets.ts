@@ -32,6 +32,8 @@ const MAX_NAME_LENGTH = 63;
 export const MAX_STEPS_PER_NAME = 1_024;
 /** A few ms at most for a distribution's included names against its exclusions (bench/hostile-input.ts). */
 export const MAX_STEPS_PER_LIST = 2_000_000;
+/** Names tested against the exclusions in one step (a list may hold 10,000). */
+const NAMES_PER_STEP = 2_000;
 
 function entryPath(field: string, index: number): string {
   return `spec.targets.${field}.list[${index}]`;
@@ -174,16 +176,21 @@ function overlapProblems(included: Listed, excluded: ReadonlySet<string>): Field
  * against the exclusions (admission and every pass list them). The bounds hold whatever the names
  * are; a list of patterns that each start with their own literal costs next to nothing.
  */
-function costProblems(included: Listed, excluded: Listed, inclusions: GlobSet, exclusions: GlobSet): FieldProblem[] {
-  const perName = inclusions.worstSteps(MAX_NAME_LENGTH) + exclusions.worstSteps(MAX_NAME_LENGTH);
+function* costProblems(included: Listed, excluded: Listed, inclusions: GlobSet, exclusions: GlobSet): Steps<FieldProblem[]> {
+  const perIncluded = inclusions.worstSteps(MAX_NAME_LENGTH);
+  yield;
+  const perName = perIncluded + exclusions.worstSteps(MAX_NAME_LENGTH);
   if (perName > MAX_STEPS_PER_NAME) {
     const message = `its name patterns could take ${perName} comparisons to test one namespace name, more than the ${MAX_STEPS_PER_NAME} allowed: use fewer patterns, or fewer that share their start or that start and end with '*' (a pattern such as "team-a-*" is looked up, not tried)`;
     return [{ path: 'spec.targets', message }];
   }
+  yield;
   // The included names are known: what testing them costs is counted as it is spent, and stopped at the bound.
   const meter: StepMeter = { steps: 0 };
+  let tested = 0;
   for (const name of included.names) {
     if (name === undefined) continue;
+    if (++tested % NAMES_PER_STEP === 0) yield;
     exclusions.has(name, meter);
     if (meter.steps > MAX_STEPS_PER_LIST) {
       const message = `testing its ${included.count} included names against ${excluded.patterns.length} exclusion patterns takes more than the ${MAX_STEPS_PER_LIST} comparisons allowed: exclude by name, or list fewer names or patterns`;
@@ -198,10 +205,15 @@ function costProblems(included: Listed, excluded: Listed, inclusions: GlobSet, e
  * included and excluded by name is refused; by pattern it may be meant (a broad exclusion), but a
  * distribution that then targets nothing must not pass in silence.
  */
-function excludedByPattern(patterns: readonly string[], included: Listed, exclusions: GlobSet): string[] {
+function* excludedByPattern(patterns: readonly string[], included: Listed, exclusions: GlobSet): Steps<string[]> {
   if (patterns.length === 0) return [];
   const removed = new Set<string>();
-  for (const name of included.names) if (name !== undefined && exclusions.has(name)) removed.add(name);
+  let tested = 0;
+  for (const name of included.names) {
+    if (name === undefined) continue;
+    if (++tested % NAMES_PER_STEP === 0) yield;
+    if (exclusions.has(name)) removed.add(name);
+  }
   const shown = [...removed].slice(0, MAX_MISSING_WARNINGS).map((name) => `namespace ${quote(name)} is included but an excludedNamespaces pattern removes it: never a target`);
   const rest = removed.size - shown.length;
   return rest > 0 ? [...shown, `${rest} more included namespaces are removed by excludedNamespaces patterns`] : shown;
@@ -235,12 +247,12 @@ export function* targetsValidation(
   yield;
   const exclusions = patternSet(listOf(targets, excludedList.field));
   yield;
-  problems.push(...costProblems(included, excludedList, inclusions, exclusions));
+  problems.push(...(yield* costProblems(included, excludedList, inclusions, exclusions)));
   problems.push(...checkSelector(targets));
   warnings.push(...targetWarnings(targets, included, excluded, namespaceExists));
   yield;
   // Only once testing them is known to stay within bounds (a problem denies the request anyway).
-  if (problems.length === 0) warnings.push(...excludedByPattern(excludedList.patterns, included, exclusions));
+  if (problems.length === 0) warnings.push(...(yield* excludedByPattern(excludedList.patterns, included, exclusions)));
   return problems;
 }
 
