@@ -178,6 +178,35 @@ describe('a distribution created on the fleet', () => {
     }
   });
 
+  it('reaches both members when applied as v1beta1 too (the policy selects the version Karmada watches)', async () => {
+    const tag = uniqueName('beta');
+    const inFirst = await labelledNamespaces(first.kube, tag, 1);
+    const inSecond = await labelledNamespaces(second.kube, tag, 1);
+    const name = uniqueName('rd-beta');
+    const beta = { group: GROUP, version: 'v1beta1', plural: PLURAL };
+    await fleet.custom.createClusterCustomObject({
+      ...beta,
+      body: {
+        apiVersion: `${GROUP}/v1beta1`,
+        kind: 'ResourceDistribution',
+        metadata: { name },
+        spec: { resource: configMapOf('fleet-beta', { value: 'beta' }), targets: { namespaceSelector: { matchLabels: { 'fleet-test': tag } } } },
+      },
+    });
+    try {
+      await waitFor(async () => ((await copiesIn(first.kube, inFirst, 'fleet-beta', 'beta')) && (await copiesIn(second.kube, inSecond, 'fleet-beta', 'beta')) ? true : undefined), {
+        what: 'copies in both members',
+        timeoutMs: 60_000,
+      });
+      // Read back as v1alpha1, on the fleet and in a member.
+      const rd = await fleet.waitForStatus(name, (s, current) => s.observedGeneration === current.metadata.generation && s.desired === 2 && s.succeeded === 2, 60_000);
+      expect(rd.spec.targets.namespaceLabelSelector).toEqual({ matchLabels: { 'fleet-test': tag } });
+      expect((await first.kube.getDistribution(name))?.spec.targets.namespaceLabelSelector).toEqual({ matchLabels: { 'fleet-test': tag } });
+    } finally {
+      await fleet.deleteDistribution(name);
+    }
+  });
+
   it('once deleted, leaves no member distribution and no copy, and a foreign object untouched', async () => {
     const tag = uniqueName('delete');
     const [withForeign] = (await labelledNamespaces(first.kube, tag, 1)) as [string];
