@@ -3,7 +3,7 @@ import { OBJECT_SYNC_GROUP, OBJECT_SYNC_KIND } from '../domain/object-sync.js';
 import { GROUP, KIND } from '../domain/types.js';
 import { allowed, denied, type AdmissionRequest, type UserInfo, type Verdict } from './review.js';
 import type { Steps } from '../domain/steps.js';
-import { loopSlices, whenReady } from './loop-slices.js';
+import { loopSlices, whenReady } from '../loop-slices.js';
 import { sameSpecSteps } from './same-spec.js';
 import type { Webhook } from './webhook-route.js';
 

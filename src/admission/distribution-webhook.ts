@@ -9,7 +9,7 @@ import { nestingValidation, validationSteps } from '../domain/validate.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import { missingAccess } from './author-access.js';
 import { authorVerdict, specChangeSteps } from './author-webhook.js';
-import { loopSlices, whenReady, type LoopSlices } from './loop-slices.js';
+import { loopSlices, whenReady, type LoopSlices } from '../loop-slices.js';
 import { describeAccess, requiredAccess, stoppedTargets, type RequiredAccess } from './required-access.js';
 import { allowed, denied, forbidden, type AdmissionRequest, type Verdict } from './review.js';
 import type { Abandonment, Webhook } from './webhook-route.js';

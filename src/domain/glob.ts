@@ -8,6 +8,8 @@
 // value × parts character comparisons. A backtracking regular expression built from `a*a*a*a*b`
 // costs value^stars instead, and one such glob held the event loop for half a minute.
 
+import { runSteps, type Steps } from './steps.js';
+
 export type GlobMatcher = (value: string) => boolean;
 
 /** A glob split at its stars: `a*b*` is ['a', 'b', '']. One part: no star, the value itself. */
@@ -73,6 +75,8 @@ export interface GlobSet {
    * admission bounds (a pattern list may be cheap to store and dear to test).
    */
   worstSteps(length: number): number;
+  /** What worstSteps needs, measured in steps (a set of 10,000 patterns takes milliseconds); worstSteps measures it at once otherwise. */
+  measureSteps(): Steps<void>;
 }
 
 /** Comparisons spent so far, by whoever holds it. */
@@ -101,8 +105,12 @@ function partsOf(globs: readonly Glob[]): number {
  * so the most parts along such a chain of keys. `within(key, length)` is the key's own end of
  * that length (its prefix, or its suffix).
  */
-function mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: (key: string, length: number) => string): number {
+/** Keys of an index measured in one step: a list may hold 10,000 patterns, each its own key. */
+const KEYS_PER_STEP = 2_000;
+
+function* mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: (key: string, length: number) => string): Steps<number> {
   const chain = new Map<string, number>();
+  let measured = 0;
   let most = 0;
   // Shorter keys first, so that a key's shorter ends are in the chain when it comes: by length, not sorted one by one.
   const byLength = new Map<number, [string, Glob[]][]>();
@@ -113,6 +121,7 @@ function mostPartsTried(index: EndIndex, keyLengths: readonly number[], within: 
   }
   for (const keyLength of keyLengths) {
     for (const [key, globs] of byLength.get(keyLength) ?? []) {
+      if (++measured % KEYS_PER_STEP === 0) yield;
       const parts = mostPartsBefore(chain, key, keyLengths, within) + partsOf(globs);
       chain.set(key, parts);
       if (parts > most) most = parts;
@@ -177,11 +186,12 @@ export function compileGlobSet(sources: readonly string[]): GlobSet {
   const suffixLengths = keyLengthsOf(bySuffix);
   // Only admission asks what a value may cost: counted then, not for every set made.
   let mostParts: number | undefined;
-  const mostPartsOfAll = (): number =>
-    (mostParts ??=
-      mostPartsTried(byPrefix, prefixLengths, (key, length) => key.slice(0, length)) +
-      mostPartsTried(bySuffix, suffixLengths, (key, length) => key.slice(key.length - length)) +
-      partsOf(rest));
+  function* measure(): Steps<number> {
+    const prefixes = yield* mostPartsTried(byPrefix, prefixLengths, (key, length) => key.slice(0, length));
+    const suffixes = yield* mostPartsTried(bySuffix, suffixLengths, (key, length) => key.slice(key.length - length));
+    return (mostParts = prefixes + suffixes + partsOf(rest));
+  }
+  const mostPartsOfAll = (): number => mostParts ?? runSteps(measure());
   return {
     has(value, meter) {
       if (meter !== undefined) meter.steps += 1;
@@ -194,6 +204,9 @@ export function compileGlobSet(sources: readonly string[]): GlobSet {
     },
     worstSteps(length) {
       return 1 + prefixLengths.length + suffixLengths.length + length * mostPartsOfAll();
+    },
+    *measureSteps() {
+      if (mostParts === undefined) yield* measure();
     },
   };
 }

@@ -1,6 +1,6 @@
 // Work in steps: pure, synchronous code that pauses (`yield`) where its caller may give the event
 // loop a turn. The domain decides where a pause is possible; the adapter decides whether to take
-// it (admission does once a request has held the loop for its slice, see admission/loop-slices).
+// it (admission and the reconciler do once they have held the loop for a slice, see loop-slices.ts).
 
 /** A computation of T that pauses between its steps. */
 export type Steps<T> = Generator<void, T, void>;

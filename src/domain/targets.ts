@@ -147,15 +147,25 @@ interface TargetRule {
   isTargeted: (ns: NamespaceInfo) => boolean;
   /** The included names not excluded, sorted: made on first use, then kept with the rule. */
   listed: () => readonly string[];
+  /** listed, in steps: made once, kept with the rule. */
+  listedSteps: () => Steps<readonly string[]>;
   /** Names alone (no allNamespaces, selector or pattern): its targets are the listed names that are live. */
   namesOnly: boolean;
 }
 
-/** The names not excluded, sorted, each once (kept in `names` itself, which is made for it). */
-function listedOf(names: string[], isExcluded: (name: string) => boolean): string[] {
+/** Names tested against the exclusions in one step (a list may hold 10,000). */
+const NAMES_PER_STEP = 2_000;
+
+/** The names not excluded, sorted, each once (kept in `names` itself, which is made for it); in steps. */
+function* listedOf(names: string[], isExcluded: (name: string) => boolean): Steps<string[]> {
   let kept = 0;
-  for (const name of names) if (!isExcluded(name)) names[kept++] = name;
+  for (let i = 0; i < names.length; i++) {
+    if (i > 0 && i % NAMES_PER_STEP === 0) yield;
+    const name = names[i] as string;
+    if (!isExcluded(name)) names[kept++] = name;
+  }
   names.length = kept;
+  yield;
   return sortedOnce(names);
 }
 
@@ -180,7 +190,10 @@ function compileTargets(targets: Targets, forbidden: readonly string[]): TargetR
   return {
     isExcluded,
     isTargeted: (ns) => !ns.terminating && !isExcluded(ns.name) && anyOf(ns),
-    listed: () => (listed ??= listedOf(names(targets.includedNamespaces), isExcluded)),
+    listed: () => (listed ??= runSteps(listedOf(names(targets.includedNamespaces), isExcluded))),
+    *listedSteps() {
+      return (listed ??= yield* listedOf(names(targets.includedNamespaces), isExcluded));
+    },
     namesOnly: isNamesOnly(targets),
   };
 }
@@ -237,7 +250,9 @@ export function* targetsInSteps(
   forbidden: readonly string[] = [],
 ): Steps<{ targeted: string[]; missing: string[] }> {
   const rule = rulesOf(targets, forbidden);
-  const listed = rule.listed();
+  yield;
+  const listed = yield* rule.listedSteps();
+  yield;
   const targeted = (rule.namesOnly ? liveAmong(listed, namespaces) : undefined) ?? (yield* targetedAmong(rule, namespaces));
   // A listed name is targeted exactly when its namespace is live: the others are missing.
   return { targeted, missing: sortedWithout(listed, targeted) };

@@ -177,9 +177,9 @@ function overlapProblems(included: Listed, excluded: ReadonlySet<string>): Field
  * are; a list of patterns that each start with their own literal costs next to nothing.
  */
 function* costProblems(included: Listed, excluded: Listed, inclusions: GlobSet, exclusions: GlobSet): Steps<FieldProblem[]> {
-  const perIncluded = inclusions.worstSteps(MAX_NAME_LENGTH);
-  yield;
-  const perName = perIncluded + exclusions.worstSteps(MAX_NAME_LENGTH);
+  yield* inclusions.measureSteps();
+  yield* exclusions.measureSteps();
+  const perName = inclusions.worstSteps(MAX_NAME_LENGTH) + exclusions.worstSteps(MAX_NAME_LENGTH);
   if (perName > MAX_STEPS_PER_NAME) {
     const message = `its name patterns could take ${perName} comparisons to test one namespace name, more than the ${MAX_STEPS_PER_NAME} allowed: use fewer patterns, or fewer that share their start or that start and end with '*' (a pattern such as "team-a-*" is looked up, not tried)`;
     return [{ path: 'spec.targets', message }];

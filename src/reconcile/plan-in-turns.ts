@@ -7,11 +7,13 @@
 // plan. The pass writes each slice while it plans the next, and plans no further ahead than its
 // writes need (see mapBoundedBatches): its first writes need not wait for the whole plan, and the
 // copies it renders are short-lived instead of made for every namespace at once.
+import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { planDistribution } from '../domain/plan.js';
 import type { Steps } from '../domain/steps.js';
 import { forbiddenFor, hasPattern, listedTargets, patternSet } from '../domain/targets.js';
 import type { Action, NamespaceInfo, ResolvedDistribution, Resource, Targets } from '../domain/types.js';
+import { loopSlices } from '../loop-slices.js';
 
 export interface FullPlanInput {
   distribution: ResolvedDistribution;
@@ -67,11 +69,13 @@ export async function indexPatternsInTurns(targets: Targets): Promise<void> {
   }
 }
 
-/** Steps run with a turn of the event loop between two of them (the other passes, the webhooks and the watches go on meanwhile). */
+/** How long a pass's steps may hold the event loop before they give it a turn. */
+const PASS_SLICE_MS = 2;
+
+/**
+ * Steps run in slices, with a turn of the event loop between two slices (the other passes, the
+ * webhooks and the watches go on meanwhile); work that fits one slice takes no turn.
+ */
 export async function inTurns<T>(steps: Steps<T>): Promise<T> {
-  for (;;) {
-    const step = steps.next();
-    if (step.done === true) return step.value;
-    await nextTurn();
-  }
+  return loopSlices(PASS_SLICE_MS, () => performance.now()).run(steps);
 }

@@ -1,7 +1,7 @@
 import { setImmediate as loopTurn } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { loopSlices, whenReady } from '../../../src/admission/loop-slices.js';
-import { runSteps, type Steps } from '../../../src/domain/steps.js';
+import { loopSlices, whenReady } from '../../src/loop-slices.js';
+import { runSteps, type Steps } from '../../src/domain/steps.js';
 
 /** Steps that each take `costs[i]` ms of a fake clock and return the number of steps taken. */
 function* costly(clock: { ms: number }, costs: readonly number[]): Steps<number> {

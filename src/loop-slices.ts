@@ -1,11 +1,11 @@
 import { setImmediate as loopTurn } from 'node:timers/promises';
-import type { Steps } from '../domain/steps.js';
+import type { Steps } from './domain/steps.js';
 
 /**
- * One request's share of the event loop. Its work runs in slices: once it has held the loop for
- * `sliceMs`, the loop gets a turn (other requests, every webhook and the reconciler go on) before
- * the next slice. A request that is done within its first slice is decided synchronously, as
- * before: only large distributions ever pause.
+ * One piece of work's share of the event loop (an admission request, a step of a pass). It runs in
+ * slices: once it has held the loop for `sliceMs`, the loop gets a turn (other requests, every
+ * webhook and the reconciler go on) before the next slice. Work done within its first slice is
+ * done synchronously, as before: only large distributions ever pause.
  */
 export interface LoopSlices {
   /** Runs the steps, pausing between two of them when the slice is used up. */
