@@ -175,8 +175,9 @@ function timed(steps: Steps<void>): { ms: number; heldMs: number } {
 
 function main(): void {
   const budget = budgetMs(process.argv, '--budget-ms', 100);
-  // "A few ms": what one request may hold every other webhook call and the reconciler up for.
-  const holdBudget = budgetMs(process.argv, '--hold-budget-ms', 10);
+  // What one request may hold every other webhook call and the reconciler up for: a few ms measured
+  // here (bench/results and docs/concepts/targets.md), with room for a garbage collection.
+  const holdBudget = budgetMs(process.argv, '--hold-budget-ms', 15);
   const over: string[] = [];
   console.log(`| input | before | work ms, median (of ${RUNS}) | longest hold of the event loop ms, median | longest hold, max |`);
   console.log('|---|---|---|---|---|');
