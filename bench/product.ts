@@ -100,14 +100,23 @@ async function waitForWebhooks(kc: KubeConfig, scrape: () => Promise<Scrape>): P
   const custom = kc.makeApiClient(CustomObjectsApi);
   const marker = groupDistribution('bench-webhook-marker', 'ConfigMap', 'none');
   const deadline = performance.now() + 30_000;
+  let lastError: unknown;
   for (let i = 0; ; i++) {
-    await core.createNamespace({ body: { metadata: { name: `bench-marker-${i}` } }, dryRun: 'All' });
-    await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: marker, dryRun: 'All' });
-    const metrics = await scrape();
-    const namespaces = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'namespaces' });
-    const distributions = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'distributions' });
-    if (namespaces > 0 && distributions > 0) return;
-    if (performance.now() > deadline) throw new Error('the API server did not call the webhooks within 30 s');
+    try {
+      await core.createNamespace({ body: { metadata: { name: `bench-marker-${i}` } }, dryRun: 'All' });
+      // Until the API server has taken the CRD's conversion webhook as the product set it, a v1alpha1 create answers 500.
+      await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: marker, dryRun: 'All' });
+      const metrics = await scrape();
+      const namespaces = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'namespaces' });
+      const distributions = metrics.sum('resource_distributor_admission_requests_total', { webhook: 'distributions' });
+      if (namespaces > 0 && distributions > 0) return;
+    } catch (error) {
+      lastError = error;
+    }
+    if (performance.now() > deadline) {
+      const cause = lastError instanceof Error ? `: ${lastError.message.split('\n')[0] ?? ''}` : '';
+      throw new Error(`the API server did not call the webhooks within 30 s${cause}`, { cause: lastError });
+    }
     await sleep(200);
   }
 }
