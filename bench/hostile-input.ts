@@ -13,7 +13,7 @@ import { applyCopyMetadata } from '../src/domain/copy-metadata.js';
 import { credentialsMatch, registryKeys } from '../src/domain/registry-credentials.js';
 import { compileSpecValidator } from '../src/domain/schema.js';
 import type { Steps } from '../src/domain/steps.js';
-import { hasPattern, listedTargets, patternSet, targetsInSteps } from '../src/domain/targets.js';
+import { listedTargets, patternIndexSteps, targetsInSteps } from '../src/domain/targets.js';
 import type { NamespaceInfo, Resource, Targets } from '../src/domain/types.js';
 import { validationSteps } from '../src/domain/validate.js';
 import { loadCrdSchema } from '../src/k8s/crd-schema.js';
@@ -59,11 +59,7 @@ function admitAndTarget(make: () => unknown, namespaces: readonly NamespaceInfo[
     yield* targetsInSteps(targets, namespaces);
     yield;
     const theirs = (watched as { spec: { targets: Targets } }).spec.targets;
-    for (const list of [theirs.includedNamespaces, theirs.excludedNamespaces]) {
-      if (!hasPattern(list)) continue;
-      patternSet(list);
-      yield;
-    }
+    yield* patternIndexSteps(theirs);
     yield* targetsInSteps(theirs, namespaces);
   };
 }

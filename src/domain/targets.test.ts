@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { distribution, namespace, seedSample, terminating } from '../../test/unit/builders.js';
-import { computeTargets, hasPattern, isStrictlySorted, isTargeted, labelPairs, listedTargets, matchesSelector, sortedWithout, targetCandidates, type TargetCandidates } from './targets.js';
+import { computeTargets, hasPattern, isStrictlySorted, isTargeted, labelPairs, listedTargets, matchesSelector, patternIndexSteps, patternSet, sortedWithout, targetCandidates, type TargetCandidates } from './targets.js';
 import type { LabelSelector, NamespaceInfo, Targets } from './types.js';
 
 describe('matchesSelector', () => {
@@ -313,5 +313,19 @@ describe('targetCandidates: where a rule can find its targets', () => {
     expect(candidates).toEqual(expected);
     // The rule over the candidates targets what it targets over every namespace.
     expect(computeTargets(targets, candidatesIn(candidates))).toEqual(computeTargets(targets, cluster));
+  });
+});
+
+describe('patternIndexSteps', () => {
+  it.each([
+    { name: 'names alone: nothing to index', targets: { includedNamespaces: { list: [{ name: 'a' }] } }, steps: 0 },
+    { name: 'included patterns', targets: { includedNamespaces: { list: [{ pattern: 'team-*' }] } }, steps: 1 },
+    { name: 'both lists with patterns: a step each', targets: { includedNamespaces: { list: [{ pattern: 'team-*' }] }, excludedNamespaces: { list: [{ pattern: '*-tmp' }] } }, steps: 2 },
+  ] as { name: string; targets: Targets; steps: number }[])("$name: $steps steps, then the sets are made", ({ targets, steps }) => {
+    const indexing = patternIndexSteps(targets);
+    let taken = 0;
+    while (indexing.next().done !== true) taken++;
+    expect(taken).toBe(steps);
+    expect(patternSet(targets.includedNamespaces)).toBe(patternSet(targets.includedNamespaces));
   });
 });

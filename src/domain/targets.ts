@@ -89,6 +89,18 @@ export function patterns(list: NamespaceNameList | undefined): string[] {
 /** Per list object, as `patterned` below: admission's rules, its access check, its plan preview and the rule compiled for a pass share one set. */
 const patternSets = new WeakMap<NamespaceNameList, GlobSet>();
 
+/**
+ * A distribution's name patterns indexed one list a step (see patternSet): a pass, a namespace or a
+ * pod tested against it then finds them made.
+ */
+export function* patternIndexSteps(targets: Targets): Steps<void> {
+  for (const list of [targets.includedNamespaces, targets.excludedNamespaces]) {
+    if (!hasPattern(list)) continue;
+    patternSet(list);
+    yield;
+  }
+}
+
 /** A list's name patterns made ready to test many names, once per list object (10,000 patterns take milliseconds to index). */
 export function patternSet(list: NamespaceNameList | undefined): GlobSet {
   if (list === undefined || typeof list !== 'object' || list === null) return compileGlobSet([]);

@@ -11,8 +11,8 @@ import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { planDistribution } from '../domain/plan.js';
 import type { Steps } from '../domain/steps.js';
-import { forbiddenFor, hasPattern, listedTargets, patternSet } from '../domain/targets.js';
-import type { Action, NamespaceInfo, ResolvedDistribution, Resource, Targets } from '../domain/types.js';
+import { forbiddenFor, listedTargets } from '../domain/targets.js';
+import type { Action, NamespaceInfo, ResolvedDistribution, Resource } from '../domain/types.js';
 import { loopSlices } from '../loop-slices.js';
 
 export interface FullPlanInput {
@@ -56,18 +56,6 @@ export async function* planSlices(input: FullPlanInput, sliceSize: number): Asyn
   }
 }
 
-/**
- * A distribution's name patterns indexed one list at a time, with a turn of the event loop after
- * each: 10,000 patterns take milliseconds to index, and the pass that follows (and every namespace
- * and pod tested against the distribution) then finds them made (see patternSet).
- */
-export async function indexPatternsInTurns(targets: Targets): Promise<void> {
-  for (const list of [targets.includedNamespaces, targets.excludedNamespaces]) {
-    if (!hasPattern(list)) continue;
-    patternSet(list);
-    await nextTurn();
-  }
-}
 
 /** How long a pass's steps may hold the event loop before they give it a turn. */
 const PASS_SLICE_MS = 2;

@@ -15,7 +15,7 @@ import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
-import { forbiddenFor, listedTargets, targetsInSteps } from '../domain/targets.js';
+import { forbiddenFor, listedTargets, patternIndexSteps, targetsInSteps } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
@@ -34,7 +34,7 @@ import type { StoredForms } from './stored-forms.js';
 import { CopyStates } from './copy-states.js';
 import { createExistingCopiesReader, type ExistingCopiesReader } from './existing-copies.js';
 import { LastPasses } from './last-passes.js';
-import { indexPatternsInTurns, inTurns, planSlices } from './plan-in-turns.js';
+import { inTurns, planSlices } from './plan-in-turns.js';
 import { PolicyRetries } from './policy-retries.js';
 import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
@@ -337,7 +337,8 @@ function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal)
 
 async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
   const seen = parts.deps.catalog.get(name);
-  if (seen) await indexPatternsInTurns(seen.spec.targets);
+  // 10,000 patterns take milliseconds to index: in turns of the event loop, once per distribution object.
+  if (seen) await inTurns(patternIndexSteps(seen.spec.targets));
   // Read again after those turns: the distribution may have changed meanwhile.
   const rd = parts.deps.catalog.get(name);
   if (!rd) return forgetAndRemoveOrphans(parts, name, signal);
