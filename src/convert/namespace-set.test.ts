@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Finding } from './findings.js';
-import { allNamespaces, emptySet, globOfRegex, intersection, type NamespaceSet, setOfRegexList, targetsOf, union } from './namespace-set.js';
+import { allNamespaces, boundedRegex, emptySet, globOfRegex, intersection, type NamespaceSet, setOfRegexList, someRegexMatches, targetsOf, union } from './namespace-set.js';
 
 const set = (names: string[], patterns: string[] = []): NamespaceSet => ({ ...emptySet(), names, patterns });
 
@@ -54,5 +54,29 @@ describe('sets of namespaces', () => {
     ['a selector with exclusions', { ...emptySet(), selector: { matchLabels: { a: 'b' } }, excludedNames: ['x'], excludedPatterns: ['y-*'] }, { namespaceLabelSelector: { matchLabels: { a: 'b' } }, excludedNamespaces: { list: [{ name: 'x' }, { pattern: 'y-*' }] } }],
   ])('targets: %s', (_, namespaces, targets) => {
     expect(targetsOf(namespaces)).toEqual(targets);
+  });
+});
+
+describe('regular expressions of the input, run only at a bounded cost', () => {
+  it.each([
+    ['namespace-[0-9]*', true],
+    ['team-[a-z]+-prod', true],
+    ['a*a*a*a*a*a*a*b', false],
+    ['(a+)+b', false],
+    ['team|ops', false],
+    ['(.)\\1', false],
+    ['a\\*b\\*c*', true],
+  ])('%s: %s', (entry, bounded) => {
+    expect(boundedRegex(entry)).toBe(bounded);
+  });
+
+  it.each([
+    ['namespace-[0-9]*', 'namespace-7', true],
+    ['team-.*', 'team-a', true],
+    ['team-.*', 'my-team-a', false],
+    ['a*a*a*a*a*a*a*b', 'a'.repeat(63), false],
+    ['(a+)+b', 'a'.repeat(63), false],
+  ])('%s against %s: %s (the unbounded ones are never run: run, they would take minutes)', (entry, namespace, matches) => {
+    expect(someRegexMatches(entry, namespace, (regex, name) => new RegExp(`^${regex}$`).test(name))).toBe(matches);
   });
 });

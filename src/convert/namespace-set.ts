@@ -69,12 +69,32 @@ export function setOfRegexList(list: string, subject: string, annotation: string
 export function someRegexMatches(list: string, namespace: string, matches: (regex: string, namespace: string) => boolean): boolean {
   const entries = list.split(',').map((entry) => entry.trim()).filter((entry) => entry !== '');
   return entries.some((entry) => {
+    // What a name or a glob says is matched as a glob, in linear time; no other entry is run unless its cost is bounded.
+    const glob = globOfRegex(entry);
+    if (glob !== undefined) return 'name' in glob ? glob.name === namespace : globMatcher(glob.pattern)(namespace);
+    if (!boundedRegex(entry) || namespace.length > MAX_NAMESPACE_LENGTH) return false;
     try {
       return matches(entry, namespace);
     } catch {
       return false;
     }
   });
+}
+
+const MAX_NAMESPACE_LENGTH = 63;
+/** Groups, alternation and backreferences are what let a backtracking match explode. */
+const UNBOUNDED_SYNTAX = /[()|]|\\[1-9]/;
+
+/**
+ * Whether a regular expression from the input costs bounded time against a namespace name: no
+ * groups, alternation or backreferences, and at most two quantifiers, so that a match of a
+ * 63-character name takes at most about 63³ steps (one of many stars would take 63^stars).
+ * The others are not run: the mirror they would allow is reported as not allowed.
+ */
+export function boundedRegex(entry: string): boolean {
+  if (entry.length > 253 || UNBOUNDED_SYNTAX.test(entry)) return false;
+  const quantifiers = entry.replace(/\\./g, '').match(/[*+?{]/g) ?? [];
+  return quantifiers.length <= 2;
 }
 
 function unique(values: readonly string[]): string[] {
