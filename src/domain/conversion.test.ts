@@ -14,6 +14,7 @@ function everyField(apiVersion: string, selectorKey: string, failedKey: string):
     spec: {
       resource: { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'pull', labels: { a: 'b' } }, type: 'kubernetes.io/dockerconfigjson', data: { '.dockerconfigjson': 'e30=' } },
       source: { apiVersion: 'v1', kind: 'Secret', namespace: 'vault', name: 'pull' },
+      copyData: { include: ['.dockerconfigjson', '*.json'], exclude: ['internal-*'], secretType: 'kubernetes.io/dockerconfigjson' },
       targets: {
         allNamespaces: true,
         includedNamespaces: { list: [{ name: 'ns-1' }, { pattern: 'team-*' }] },
@@ -81,6 +82,16 @@ describe('convertDistribution', () => {
       'an empty selector stays an empty selector (it matches nothing in both)',
       { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 'e' }, spec: { targets: { namespaceLabelSelector: {} } } },
       { apiVersion: BETA, kind: 'ResourceDistribution', metadata: { name: 'e' }, spec: { targets: { namespaceSelector: {} } } },
+    ],
+    [
+      'a CA shared from a cert-manager Secret (copyData): its selection and type as they are, in both',
+      { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 'ca' }, spec: { source: { apiVersion: 'v1', kind: 'Secret', namespace: 'cert-manager', name: 'internal-ca' }, targets: { namespaceLabelSelector: { matchLabels: { ca: 'internal' } } }, copyData: { include: ['ca.crt'], exclude: ['tls.key'], secretType: 'Opaque' } } },
+      { apiVersion: BETA, kind: 'ResourceDistribution', metadata: { name: 'ca' }, spec: { source: { apiVersion: 'v1', kind: 'Secret', namespace: 'cert-manager', name: 'internal-ca' }, targets: { namespaceSelector: { matchLabels: { ca: 'internal' } } }, copyData: { include: ['ca.crt'], exclude: ['tls.key'], secretType: 'Opaque' } } },
+    ],
+    [
+      'an empty copyData stays empty (every key, the source\'s type)',
+      { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 'all' }, spec: { targets: {}, copyData: {} } },
+      { apiVersion: BETA, kind: 'ResourceDistribution', metadata: { name: 'all' }, spec: { targets: {}, copyData: {} } },
     ],
     [
       'no spec and no status (a list of conversions may carry any stored object)',

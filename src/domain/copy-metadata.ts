@@ -91,7 +91,8 @@ export function keyAllowed(key: string, rules: KeyRules | undefined): boolean {
   return !exclude.has(key);
 }
 
-function filtered(map: StringMap, rules: KeyRules | undefined): StringMap {
+/** The entries of `map` whose keys the rules let through (the same map when none is left out). */
+export function filtered(map: StringMap, rules: KeyRules | undefined): StringMap {
   if (map === undefined || rules === undefined) return map;
   const entries = Object.entries(map).filter(([key]) => keyAllowed(key, rules));
   if (entries.length === Object.keys(map).length) return map;
@@ -111,22 +112,44 @@ export function applyCopyMetadata(resource: Resource, rules: CopyMetadataRules |
 }
 
 const MAX_GLOBS = 64;
-/** A qualified key: a 253-character prefix, '/', a 63-character name. */
-const MAX_KEY_LENGTH = 317;
 /** About 50 µs of matching per key at most (bench/glob-cost.ts). */
 const MAX_STEPS_PER_KEY = 65_536;
+
+/** What the entries of a key-rules list may be, and what one key may cost to test against them. */
+export interface KeySyntax {
+  /** An entry: a key with `*` anywhere. */
+  entry: RegExp;
+  /** What an entry is, for the message of one that is not. */
+  describe: string;
+  maxKeyLength: number;
+  maxStepsPerKey: number;
+}
+
 // A qualified key (a DNS-subdomain prefix, a slash, a name) with `*` anywhere.
 const KEY_GLOB = /^[A-Za-z0-9*]([-A-Za-z0-9_.*/]{0,315}[A-Za-z0-9*])?$/;
+const METADATA_KEYS: KeySyntax = {
+  entry: KEY_GLOB,
+  describe: 'a label or annotation key, or a glob of one (* for any characters, e.g. "example.com/*")',
+  // A qualified key: a 253-character prefix, '/', a 63-character name.
+  maxKeyLength: 317,
+  maxStepsPerKey: MAX_STEPS_PER_KEY,
+};
 
-function checkGlobs(value: unknown, path: string): FieldProblem[] {
+function checkGlobs(value: unknown, path: string, syntax: KeySyntax): FieldProblem[] {
   if (value === undefined) return [];
   if (!Array.isArray(value)) return [{ path, message: 'must be a list of keys or key globs' }];
   if (value.length > MAX_GLOBS) return [{ path, message: `has ${value.length} entries: at most ${MAX_GLOBS}` }];
   return value.flatMap((entry: unknown, i): FieldProblem[] =>
-    typeof entry === 'string' && KEY_GLOB.test(entry) && entry.split('/').length <= 2
+    typeof entry === 'string' && syntax.entry.test(entry) && entry.split('/').length <= 2
       ? []
-      : [{ path: `${path}[${i}]`, message: `${quote(entry)} is not a label or annotation key, or a glob of one (* for any characters, e.g. "example.com/*")` }],
+      : [{ path: `${path}[${i}]`, message: `${quote(entry)} is not ${syntax.describe}` }],
   );
+}
+
+/** Admission rules for one {include, exclude} object at `path`: its entries, then what testing one key may cost. */
+export function keyRulesProblems(rules: Record<string, unknown>, path: string, syntax: KeySyntax): FieldProblem[] {
+  const problems = [...checkGlobs(rules.include, `${path}.include`, syntax), ...checkGlobs(rules.exclude, `${path}.exclude`, syntax)];
+  return problems.length > 0 ? problems : costProblems(rules, path, syntax);
 }
 
 /** Admission rules for spec.copyMetadata. */
@@ -140,18 +163,18 @@ export function validateCopyMetadata(value: unknown): FieldProblem[] {
     if (lists === undefined) return [];
     const record = asRecord(lists);
     if (record === undefined) return [{ path, message: 'must be an object: {include: [...], exclude: [...]}' }];
-    const problems = [...checkGlobs(record.include, `${path}.include`), ...checkGlobs(record.exclude, `${path}.exclude`)];
-    return problems.length > 0 ? problems : costProblems(record, path);
+    return keyRulesProblems(record, path, METADATA_KEYS);
   });
 }
 
 /**
  * What testing one key against the globs may cost, bounded before any key is tested: every key of
- * a source's labels and annotations is tested on every render.
+ * a source's labels and annotations (or data) is tested on every render.
  */
-function costProblems(rules: KeyRules, path: string): FieldProblem[] {
-  const steps = compileGlobSet(rules.include ?? []).worstSteps(MAX_KEY_LENGTH) + compileGlobSet(rules.exclude ?? []).worstSteps(MAX_KEY_LENGTH);
-  if (steps <= MAX_STEPS_PER_KEY) return [];
-  const message = `its globs could take ${steps} comparisons to test one key, more than the ${MAX_STEPS_PER_KEY} allowed: use fewer '*' in a glob, or fewer globs that share their start or that start and end with '*'`;
+function costProblems(rules: KeyRules, path: string, syntax: KeySyntax): FieldProblem[] {
+  const { maxKeyLength, maxStepsPerKey } = syntax;
+  const steps = compileGlobSet(rules.include ?? []).worstSteps(maxKeyLength) + compileGlobSet(rules.exclude ?? []).worstSteps(maxKeyLength);
+  if (steps <= maxStepsPerKey) return [];
+  const message = `its globs could take ${steps} comparisons to test one key, more than the ${maxStepsPerKey} allowed: use fewer '*' in a glob, or fewer globs that share their start or that start and end with '*'`;
   return [{ path, message }];
 }

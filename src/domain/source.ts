@@ -1,5 +1,6 @@
 // A distribution that copies an object of the cluster (spec.source): what its copies hold is the
 // source as read, minus what the API server owns and what marks the source as someone's copy.
+import { applyCopyData } from './copy-data.js';
 import { applyCopyMetadata, withoutSourceMarkers } from './copy-metadata.js';
 import { isCoreDataKind } from './kinds.js';
 import { isForbiddenSecretType } from './ownership.js';
@@ -73,7 +74,7 @@ export function normaliseSource(source: Resource): Resource {
 
 /** The distribution with its source's content as template. */
 export function withSource(rd: ResourceDistribution, source: Resource): ResolvedDistribution {
-  let resource = applyCopyMetadata(normaliseSource(source), rd.spec.copyMetadata);
+  let resource = applyCopyData(applyCopyMetadata(normaliseSource(source), rd.spec.copyMetadata), rd.spec.copyData);
   if (rd.spec.rename !== undefined) resource = { ...resource, metadata: { ...resource.metadata, name: rd.spec.rename } };
   return { ...rd, spec: { ...rd.spec, resource } };
 }

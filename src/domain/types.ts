@@ -137,6 +137,12 @@ export interface CopyMetadataRules {
   annotations?: KeyRules;
 }
 
+/** An addition to the ResourceDistribution API: which keys of the content reach copies, and as what type of Secret. */
+export interface CopyDataRules extends KeyRules {
+  /** The type of the copies of a Secret (one whose selection leaves out a key its own type requires). */
+  secretType?: string;
+}
+
 export interface DistributionSpec {
   /** The inline template; absent when the distribution copies `source`. */
   resource?: Resource;
@@ -146,6 +152,7 @@ export interface DistributionSpec {
   targets: Targets;
   writePolicy?: WritePolicy;
   imagePullSecretInjection?: ImagePullSecretInjection;
+  copyData?: CopyDataRules;
   copyMetadata?: CopyMetadataRules;
 }
 

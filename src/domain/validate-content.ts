@@ -94,15 +94,25 @@ function mapKeys(resource: UnknownRecord, field: string): string[] {
   return Object.keys(asRecord(resource[field]) ?? {});
 }
 
-function checkTypeKeys(resource: UnknownRecord, type: string): FieldProblem[] {
+/**
+ * The keys a Secret of `type` lacks (`has` says which it holds), as a message's words
+ * (`"tls.key"`, or `"username" or "password"`); undefined when it has what its type requires.
+ */
+export function missingTypeKeys(type: string, has: (key: string) => boolean): string | undefined {
   const rule = REQUIRED_KEYS[type];
-  if (rule === undefined) return [];
+  if (rule === undefined) return undefined;
+  if ('allOf' in rule) {
+    const missing = rule.allOf.filter((k) => !has(k));
+    return missing.length === 0 ? undefined : missing.map((k) => quote(k)).join(' and ');
+  }
+  return rule.anyOf.some(has) ? undefined : rule.anyOf.map((k) => quote(k)).join(' or ');
+}
+
+function checkTypeKeys(resource: UnknownRecord, type: string): FieldProblem[] {
   const keys = new Set([...mapKeys(resource, 'data'), ...mapKeys(resource, 'stringData')]);
-  const wanted = 'allOf' in rule ? rule.allOf : rule.anyOf;
-  const ok = 'allOf' in rule ? wanted.every((k) => keys.has(k)) : wanted.some((k) => keys.has(k));
-  if (ok) return [];
-  const which = wanted.map((k) => quote(k)).join('allOf' in rule ? ' and ' : ' or ');
-  return [{ path: 'spec.resource.data', message: `a Secret of type ${quote(type)} needs the key ${which}` }];
+  const missing = missingTypeKeys(type, (key) => keys.has(key));
+  if (missing === undefined) return [];
+  return [{ path: 'spec.resource.data', message: `a Secret of type ${quote(type)} needs the key ${missing}` }];
 }
 
 function checkJsonValues(resource: UnknownRecord): FieldProblem[] {
@@ -123,17 +133,19 @@ function checkJsonValues(resource: UnknownRecord): FieldProblem[] {
   return problems;
 }
 
+/** What is wrong with `raw` as the type of a distributed Secret, if anything. */
+export function secretTypeProblem(raw: unknown): string | undefined {
+  const type = asString(raw);
+  if (type === undefined || type.length > 253 || !SECRET_TYPE.test(type)) return `${quote(raw)} is not a valid Secret type (e.g. Opaque or kubernetes.io/tls)`;
+  return isForbiddenSecretType(type) ? `Secrets of type ${quote(type)} are never distributed: they belong to one namespace or tool` : undefined;
+}
+
 function checkSecretType(resource: UnknownRecord): FieldProblem[] {
   const raw = resource.type;
   if (raw === undefined) return [];
-  const type = asString(raw);
-  const path = 'spec.resource.type';
-  if (type === undefined || type.length > 253 || !SECRET_TYPE.test(type)) {
-    return [{ path, message: `${quote(raw)} is not a valid Secret type (e.g. Opaque or kubernetes.io/tls)` }];
-  }
-  if (isForbiddenSecretType(type)) {
-    return [{ path, message: `Secrets of type ${quote(type)} are never distributed: they belong to one namespace or tool` }];
-  }
+  const problem = secretTypeProblem(raw);
+  if (problem !== undefined) return [{ path: 'spec.resource.type', message: problem }];
+  const type = raw as string;
   return [...checkTypeKeys(resource, type), ...checkJsonValues(resource)];
 }
 

@@ -1,5 +1,6 @@
 // Admission validation of a ResourceDistribution: every DESIGN.md rule that needs no API call,
 // all problems at once, each naming the field and saying how to fix it.
+import { copyDataValidation } from './copy-data.js';
 import { validateCopyMetadata } from './copy-metadata.js';
 import { asRecord, quote, type FieldProblem } from './field-problem.js';
 import { DNS_SUBDOMAIN_RULE, isDnsSubdomain } from './k8s-names.js';
@@ -40,20 +41,33 @@ function checkName(metadata: Record<string, unknown> | undefined, creating: bool
   return [];
 }
 
-/** Injection names the Secret in pods: only a registry Secret can be meant (a source's type is checked when read). */
+function isRegistryType(type: unknown): boolean {
+  return typeof type === 'string' && REGISTRY_SECRET_TYPES.includes(type);
+}
+
+/** Injection names the copies in pods: only registry Secrets can be meant (a source's type is checked when read). */
 function checkInjection(spec: Record<string, unknown>): FieldProblem[] {
   const value = spec.imagePullSecretInjection;
   const path = 'spec.imagePullSecretInjection';
   if (value === undefined || value === 'Never') return [];
   if (!IMAGE_PULL_SECRET_INJECTIONS.some((mode) => mode === value)) return [{ path, message: `${quote(value)} is not an injection mode: use Never, MatchingImages or Always` }];
+  const message = injectedContentProblem(spec);
+  return message === undefined ? [] : [{ path, message }];
+}
+
+/** Why the copies are not registry Secrets, as far as admission can tell. */
+function injectedContentProblem(spec: Record<string, unknown>): string | undefined {
+  const copiedAs = asRecord(spec.copyData)?.secretType;
+  if (copiedAs !== undefined && !isRegistryType(copiedAs)) {
+    return `is only for registry Secrets (${REGISTRY_SECRET_TYPES.join(' or ')}): spec.copyData.secretType makes the copies ${quote(copiedAs)}, which pods cannot pull images with`;
+  }
   const resource = asRecord(spec.resource);
   if (resource === undefined) {
     const source = asRecord(spec.source);
-    return source?.kind === 'Secret' && source.apiVersion === 'v1' ? [] : [{ path, message: 'is only for a v1 Secret (spec.source names another kind)' }];
+    return source?.kind === 'Secret' && source.apiVersion === 'v1' ? undefined : 'is only for a v1 Secret (spec.source names another kind)';
   }
-  const type = resource.type;
-  if (resource.kind === 'Secret' && resource.apiVersion === 'v1' && typeof type === 'string' && REGISTRY_SECRET_TYPES.includes(type)) return [];
-  return [{ path, message: `is only for Secrets of type ${REGISTRY_SECRET_TYPES.join(' or ')}: they are what pods pull images with` }];
+  if (resource.kind === 'Secret' && resource.apiVersion === 'v1' && isRegistryType(copiedAs ?? resource.type)) return undefined;
+  return `is only for Secrets of type ${REGISTRY_SECRET_TYPES.join(' or ')}: they are what pods pull images with`;
 }
 
 function checkWritePolicy(value: unknown): FieldProblem[] {
@@ -117,6 +131,7 @@ export function* validationSteps(input: ValidationInput): Steps<ValidationResult
     yield;
     own.push(...(yield* targetsValidation(spec.targets, warnings, input.namespaceExists)));
     own.push(...checkWritePolicy(spec.writePolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
+    own.push(...(yield* copyDataValidation(spec, warnings)));
   }
   yield;
   return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };

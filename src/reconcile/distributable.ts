@@ -1,4 +1,5 @@
 import { isForbiddenSecretType } from '../domain/copy.js';
+import { applyCopyData, copyDataProblem } from '../domain/copy-data.js';
 import { applyCopyMetadata } from '../domain/copy-metadata.js';
 import { isCoreDataKind, type KindRegistry } from '../domain/kinds.js';
 import { MAX_TEMPLATE_DEPTH, nestsDeeperThan } from '../domain/nesting.js';
@@ -61,26 +62,42 @@ function resolvedFrom(rd: ResourceDistribution, source: Resource): ResolvedDistr
   return resolved;
 }
 
-/** An inline template under copyMetadata rules, per distribution object: its hash is then remembered too. */
+/**
+ * Copies that spec.copyData leaves without a key their Secret type requires are never written
+ * (admission refuses such a template; a source's type is known only once it is read).
+ */
+function selectionProblem(rd: ResolvedDistribution, what: string): string | undefined {
+  if (rd.spec.copyData === undefined) return undefined;
+  const problem = copyDataProblem(rd.spec.resource);
+  return problem === undefined ? undefined : `${what}: ${problem}`;
+}
+
+/** An inline template under copyMetadata and copyData rules, per distribution object: its hash is then remembered too. */
 const ruled = new WeakMap<ResourceDistribution, ResolvedDistribution>();
 
 function withRules(rd: ResolvedDistribution): ResolvedDistribution {
-  if (rd.spec.copyMetadata === undefined) return rd;
+  if (rd.spec.copyMetadata === undefined && rd.spec.copyData === undefined) return rd;
   let resolved = ruled.get(rd);
   if (resolved === undefined) {
-    resolved = { ...rd, spec: { ...rd.spec, resource: applyCopyMetadata(rd.spec.resource, rd.spec.copyMetadata) } };
+    const resource = applyCopyData(applyCopyMetadata(rd.spec.resource, rd.spec.copyMetadata), rd.spec.copyData);
+    resolved = { ...rd, spec: { ...rd.spec, resource } };
     ruled.set(rd, resolved);
   }
   return resolved;
 }
 
+function resolveTemplate(rd: ResourceDistribution, kinds: KindRegistry): Resolution {
+  const why = whyNotDistributable(rd, kinds, 'spec.resource');
+  if (why !== undefined) return { state: 'invalid', message: why };
+  const ruled = withRules(rd as ResolvedDistribution);
+  const selection = selectionProblem(ruled, 'spec.resource');
+  return selection === undefined ? { state: 'ready', rd: ruled } : { state: 'invalid', message: selection };
+}
+
 export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {
   const { sources, kinds } = caches;
   const ref = rd.spec?.source;
-  if (ref === undefined) {
-    const why = whyNotDistributable(rd, kinds, 'spec.resource');
-    return why === undefined ? { state: 'ready', rd: withRules(rd as ResolvedDistribution) } : { state: 'invalid', message: why };
-  }
+  if (ref === undefined) return resolveTemplate(rd, kinds);
   const named = `source ${ref.kind} ${ref.namespace}/${ref.name}`;
   if (kinds.find(ref.apiVersion, ref.kind) === undefined) return { state: 'invalid', message: `${named}: kind ${ref.kind} of ${ref.apiVersion} is not allowed (RD_ALLOWED_KINDS)` };
   const known = sources.get(ref);
@@ -94,6 +111,6 @@ export function resolveDistribution(rd: ResourceDistribution, caches: { sources:
   // it goes (the source's namespace is never a target) once admission allowed its deletion.
   if (isControlledBy(rd, known.object)) return { state: 'source-missing', ref, ownCopy: true };
   const resolved = resolvedFrom(rd, known.object);
-  const why = whyNotDistributable(resolved, kinds, named);
+  const why = whyNotDistributable(resolved, kinds, named) ?? selectionProblem(resolved, named);
   return why === undefined ? { state: 'ready', rd: resolved } : { state: 'invalid', message: why };
 }
