@@ -6,15 +6,13 @@
 // status or admission answer. A template whose selection leaves its type without a key is denied
 // with the fix; a ConfigMap's include and exclude lists narrow data and binaryData, and a key no
 // longer selected leaves the copies.
-import { Writable } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION, type CopyDataRules, type ResourceDistribution, type Resource } from '../../src/domain/types.js';
-import { createLogger } from '../../src/log.js';
-import { startLocalServer, type RunningServer } from '../../src/main.js';
+import type { RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
-import { connectionOf } from '../kube-client.js';
 import { condition, configMapOf, distributionOf, Kube } from './fixtures/kube.js';
+import { startTracedServer } from './fixtures/traced-server.js';
 import { rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
@@ -29,6 +27,7 @@ const kc = loadKubeConfig();
 const kube = new Kube(kc);
 const core = kc.makeApiClient(CoreV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
+const metrics = createMetrics();
 const logs: string[] = [];
 const answers: string[] = [];
 let server: RunningServer;
@@ -55,24 +54,7 @@ function withCopyData(rd: ResourceDistribution, copyData: CopyDataRules, extra: 
 const keys = (copy: Resource | undefined): string[] => Object.keys(copy?.data ?? {}).sort();
 
 beforeAll(async () => {
-  server = await startLocalServer({
-    connection: connectionOf(kc),
-    metrics: createMetrics(),
-    log: createLogger({
-      level: 'trace',
-      destination: new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          logs.push(chunk.toString('utf8'));
-          callback();
-        },
-      }),
-    }),
-    env: { RD_LOG_LEVEL: 'trace' },
-    overrides: {
-      webhookNames: { distributions: uniqueName('e2e-copydata-distributions'), namespaces: uniqueName('e2e-copydata-namespaces'), pods: uniqueName('e2e-copydata-pods') },
-      shutdownDelayMs: 0,
-    },
-  });
+  server = await startTracedServer(kc, 'e2e-copydata', logs, metrics);
   // The distribution webhook answers once registered: a selection of a bad key is denied in a dry run.
   await waitFor(
     async () => {

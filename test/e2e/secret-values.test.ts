@@ -4,15 +4,13 @@
 // an invalid distribution and an unauthorized author (denials), a registry Secret injected into a
 // pod (pod mutation) — and the marker, plain or base64,
 // never appears in a log line, an Event, a status, an error answer or /metrics.
-import { Writable } from 'node:stream';
 import { CoreV1Api, CustomObjectsApi, RbacAuthorizationV1Api } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
-import { createLogger } from '../../src/log.js';
-import { startLocalServer, type RunningServer } from '../../src/main.js';
+import type { RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
-import { connectionOf } from '../kube-client.js';
 import { distributionOf, Kube } from './fixtures/kube.js';
+import { startTracedServer } from './fixtures/traced-server.js';
 import { impersonating, rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
@@ -40,24 +38,7 @@ function leaks(text: string): string[] {
 }
 
 beforeAll(async () => {
-  server = await startLocalServer({
-    connection: connectionOf(kc),
-    metrics,
-    log: createLogger({
-      level: 'trace',
-      destination: new Writable({
-        write(chunk: Buffer, _encoding, callback) {
-          logs.push(chunk.toString('utf8'));
-          callback();
-        },
-      }),
-    }),
-    env: { RD_LOG_LEVEL: 'trace' },
-    overrides: {
-      webhookNames: { distributions: uniqueName('e2e-leak-distributions'), namespaces: uniqueName('e2e-leak-namespaces'), pods: uniqueName('e2e-leak-pods') },
-      shutdownDelayMs: 0,
-    },
-  });
+  server = await startTracedServer(kc, 'e2e-leak', logs, metrics);
   // The distribution webhook answers once registered: an invalid dry run is denied.
   await waitFor(
     async () => {
