@@ -4,8 +4,9 @@
 // (and an Event) says what to set; with secretType: Opaque the copies hold ca.crt alone; a wider
 // selection reaches every copy; and the private key's value appears in no copy, log line, Event,
 // status or admission answer. A template whose selection leaves its type without a key is denied
-// with the fix; a ConfigMap's include and exclude lists narrow data and binaryData, and a key no
-// longer selected leaves the copies.
+// with the fix; a registry Secret's copies without its other keys are still injected into pods,
+// and cannot be made Opaque while injection is on; a ConfigMap's include and exclude lists narrow
+// data and binaryData, and a key no longer selected leaves the copies.
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION, type CopyDataRules, type ResourceDistribution, type Resource } from '../../src/domain/types.js';
@@ -146,6 +147,32 @@ describe('spec.copyData', () => {
     const copy = await kube.waitForObject('Secret', target, 'internal-ca', (o) => o !== undefined);
     expect(copy).toMatchObject({ type: 'Opaque', data: { 'ca.crt': b64('the CA') } });
     expect(leaks(JSON.stringify(copy) + answers.join('\n'))).toEqual([]);
+  });
+
+  it('keeps image-pull injection working on copies that stay registry Secrets, and refuses to make them Opaque', async () => {
+    const source = (await kube.createNamespace('cd-registry')).metadata!.name!;
+    const target = (await kube.createNamespace('cd-pods')).metadata!.name!;
+    const config = { auths: { 'registry.example.com': { auth: b64('robot:pw') } } };
+    await kube.put({ apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/dockerconfigjson', metadata: { name: 'pull', namespace: source }, data: { '.dockerconfigjson': b64(JSON.stringify(config)), 'rotation-notes': b64(PRIVATE_KEY) } });
+    const name = uniqueName('rd-pull');
+    const rd: ResourceDistribution = distributionOf(name, caSecret(), { includedNamespaces: { list: [{ name: target }] } });
+    delete rd.spec.resource;
+    rd.spec.source = { apiVersion: 'v1', kind: 'Secret', namespace: source, name: 'pull' };
+    await kube.createDistribution(withCopyData(rd, { exclude: ['rotation-notes'] }, { imagePullSecretInjection: 'MatchingImages' }));
+    const copy = await kube.waitForObject('Secret', target, 'pull', (o) => o !== undefined);
+    expect(copy?.type).toBe('kubernetes.io/dockerconfigjson');
+    expect(keys(copy)).toEqual(['.dockerconfigjson']);
+    await kube.waitForStatus(name, (s) => s.succeeded === 1);
+
+    const pod = await core.createNamespacedPod({ namespace: target, body: { metadata: { name: 'app' }, spec: { containers: [{ name: 'app', image: 'registry.example.com/team/app:1' }] } } });
+    expect(pod.spec?.imagePullSecrets).toEqual([{ name: 'pull' }]);
+
+    const stored = (await kube.getDistribution(name))!;
+    const body = withCopyData(stored, { exclude: ['rotation-notes'], secretType: 'Opaque' });
+    const { message } = await rejection(custom.replaceClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, name, body }));
+    answers.push(message);
+    expect(message).toContain('spec.imagePullSecretInjection: is only for registry Secrets');
+    expect(leaks(JSON.stringify(copy))).toEqual([]);
   });
 
   it("narrows a ConfigMap's data and binaryData, and a key no longer selected leaves the copies", async () => {
