@@ -2,13 +2,14 @@
 //
 // How long the product's own code works on inputs made to stall it, and how long it holds the event
 // loop at a time: the glob inputs that once held it for 31, 37 and 81 s, and the costliest inputs
-// admission still lets through (at its bounds for name patterns and copyMetadata globs). Each case
+// admission still lets through (at its bounds for name patterns, copyMetadata and copyData globs). Each case
 // runs the product's functions as the webhooks and the reconciler call them, step by step where
 // they give the loop a turn between steps (admission's slices, the reconciler's turns): the
 // longest step is the longest the loop is held. Prints a table; exits 1 when a case's work takes
 // longer than the budget, or its longest step longer than the hold budget (medians of 5 runs), so
 // both are held by CI. How long they hold the product's own process, beside a trivial admission
 // endpoint: `npm run bench -- --only loop-held`.
+import { applyCopyData } from '../src/domain/copy-data.js';
 import { applyCopyMetadata } from '../src/domain/copy-metadata.js';
 import { credentialsMatch, registryKeys } from '../src/domain/registry-credentials.js';
 import { compileSpecValidator } from '../src/domain/schema.js';
@@ -29,6 +30,12 @@ function budgetMs(argv: readonly string[], flag: string, fallback: number): numb
   const value = at < 0 ? fallback : Number(argv[at + 1]);
   if (!(value > 0)) throw new Error(`${flag} takes a positive number of milliseconds`);
   return value;
+}
+
+/** A Secret of 6,000 keys of 253 characters (a fresh object: the selection is remembered per object). */
+function largeSecret(): Resource {
+  const data = Object.fromEntries(Array.from({ length: 6_000 }, (_, i) => [`${'a'.repeat(245)}${String(i).padStart(8, '0')}`, 'eA==']));
+  return { apiVersion: 'v1', kind: 'Secret', type: 'Opaque', metadata: { name: 'large' }, data };
 }
 
 function distribution(targets: Targets, extra: Record<string, unknown> = {}): unknown {
@@ -153,6 +160,22 @@ const cases: Case[] = [
           { annotations: { include: Array.from({ length: 40 }, (_, i) => `*a${i}*b`) } },
         ),
       ),
+  },
+  {
+    name: 'copyData near its bound (*a*a*a*a*a*b*), a source of 6,000 keys of 253 characters (1.5 MB, what the API server stores at most)',
+    before: '-',
+    run: () => {
+      const source = largeSecret();
+      return () => once(() => applyCopyData(source, { include: ['*a*a*a*a*a*b*'] }));
+    },
+  },
+  {
+    name: 'copyData include ca.crt, exclude *.key, the same source',
+    before: '-',
+    run: () => {
+      const source = largeSecret();
+      return () => once(() => applyCopyData(source, { include: ['ca.crt'], exclude: ['*.key'] }));
+    },
   },
 ];
 
