@@ -90,8 +90,9 @@ function resolveTemplate(rd: ResourceDistribution, kinds: KindRegistry): Resolut
   const why = whyNotDistributable(rd, kinds, 'spec.resource');
   if (why !== undefined) return { state: 'invalid', message: why };
   const ruled = withRules(rd as ResolvedDistribution);
-  const selection = selectionProblem(ruled, 'spec.resource');
-  return selection === undefined ? { state: 'ready', rd: ruled } : { state: 'invalid', message: selection };
+  // The rules may have given the copies a type of their own (spec.copyData.secretType): checked as well.
+  const problem = (ruled === rd ? undefined : whyNotDistributable(ruled, kinds, 'spec.resource')) ?? selectionProblem(ruled, 'spec.resource');
+  return problem === undefined ? { state: 'ready', rd: ruled } : { state: 'invalid', message: problem };
 }
 
 export function resolveDistribution(rd: ResourceDistribution, caches: { sources: Pick<SourceCache, 'get'>; kinds: KindRegistry }): Resolution {

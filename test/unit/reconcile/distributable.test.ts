@@ -68,6 +68,18 @@ describe('why nothing is distributed is said in the words of what was found', ()
       noSources,
       { state: 'invalid', message: expect.stringMatching(/^spec\.resource: the copies would be Secrets of type "kubernetes.io\/tls" without the key "tls.key"/) as unknown as string },
     ],
+    [
+      'a template stored without admission, its copies given a type never distributed',
+      { ...inlineTls, spec: { ...inlineTls.spec, copyData: { secretType: 'kubernetes.io/service-account-token' } } },
+      noSources,
+      { state: 'invalid', message: 'spec.resource is a Secret of type kubernetes.io/service-account-token, which is never distributed' },
+    ],
+    [
+      'a source whose copies are given a type never distributed',
+      { ...fromSource, spec: { ...fromSource.spec, copyData: { secretType: 'helm.sh/release.v1' } } },
+      withSource(caSource),
+      { state: 'invalid', message: 'source Secret platform/release is a Secret of type helm.sh/release.v1, which is never distributed' },
+    ],
     ['a template shared as its CA only, as Opaque', { ...inlineTls, spec: { ...inlineTls.spec, copyData: { include: ['ca.crt'], secretType: 'Opaque' } } }, noSources, { state: 'ready', rd: { spec: { resource: { type: 'Opaque', data: { 'ca.crt': 'Yw==' } } } } }],
   ])('%s', (_case, rd, sources, expected) => {
     const resolved = resolveDistribution(rd, { sources, kinds: CORE_REGISTRY });
