@@ -6,7 +6,7 @@
 // status or admission answer. A template whose selection leaves its type without a key is denied
 // with the fix; a registry Secret's copies without its other keys are still injected into pods,
 // and cannot be made Opaque while injection is on; a ConfigMap's include and exclude lists narrow
-// data and binaryData, and a key no longer selected leaves the copies.
+// data and binaryData, and a key no longer selected leaves the copies (one update of each).
 import { CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, PLURAL, VERSION, type CopyDataRules, type ResourceDistribution, type Resource } from '../../src/domain/types.js';
@@ -50,6 +50,11 @@ function caSecret(namespace?: string): Resource {
 
 function withCopyData(rd: ResourceDistribution, copyData: CopyDataRules, extra: Record<string, unknown> = {}): ResourceDistribution {
   return { ...rd, spec: { ...rd.spec, copyData, ...extra } };
+}
+
+/** The product's update requests of `resource` so far. */
+async function updates(resource: string): Promise<number> {
+  return (await metrics.apiRequests.get()).values.filter((v) => v.labels.verb === 'update' && v.labels.resource === resource).reduce((sum, v) => sum + v.value, 0);
 }
 
 const keys = (copy: Resource | undefined): string[] => Object.keys(copy?.data ?? {}).sort();
@@ -190,6 +195,7 @@ describe('spec.copyData', () => {
     }
     await kube.waitForStatus(name, (s) => s.succeeded === 2);
 
+    const before = await updates('configmaps');
     await kube.updateDistribution(name, (rd) => {
       rd.spec.copyData = { include: ['*.yaml', 'logo.png'], exclude: ['internal.*', 'db.yaml'] };
     });
@@ -199,5 +205,8 @@ describe('spec.copyData', () => {
       expect(copy?.binaryData).toEqual({ 'logo.png': b64('png') });
     }
     await kube.waitForStatus(name, (s) => s.succeeded === 2 && s.observedGeneration === 2);
+    // Settled: one update per copy, nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 1_500));
+    expect((await updates('configmaps')) - before).toBe(targets.length);
   });
 });
