@@ -7,7 +7,7 @@ import { MAX_TEMPLATE_DEPTH, nestingDepthSteps } from './nesting.js';
 import type { KindRegistry } from './kinds.js';
 import { OBJECT_SYNC_PREFIX } from './object-sync.js';
 import type { SchemaValidator } from './schema.js';
-import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, WRITE_POLICIES } from './types.js';
+import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, SYNC_POLICIES, WRITE_POLICIES } from './types.js';
 import { resourceValidation, validateImmutable } from './validate-resource.js';
 import { validateSource } from './validate-source.js';
 import { runSteps, type Steps } from './steps.js';
@@ -59,6 +59,11 @@ function checkInjection(spec: Record<string, unknown>): FieldProblem[] {
 function checkWritePolicy(value: unknown): FieldProblem[] {
   if (value === undefined || WRITE_POLICIES.some((policy) => policy === value)) return [];
   return [{ path: 'spec.writePolicy', message: `${quote(value)} is not a write policy: use ignore, overwrite or strict` }];
+}
+
+function checkSyncPolicy(value: unknown): FieldProblem[] {
+  if (value === undefined || SYNC_POLICIES.some((policy) => policy === value)) return [];
+  return [{ path: 'spec.syncPolicy', message: `${quote(value)} is not a sync policy: use Sync (copies kept equal to the template) or CreateOnce (created where missing, then left to the namespace)` }];
 }
 
 /** Schema problems add only what the rules above did not already say about that field. */
@@ -116,7 +121,7 @@ export function* validationSteps(input: ValidationInput): Steps<ValidationResult
     own.push(...(yield* contentSpecValidation(spec, warnings, input.kinds)), ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)));
     yield;
     own.push(...(yield* targetsValidation(spec.targets, warnings, input.namespaceExists)));
-    own.push(...checkWritePolicy(spec.writePolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
+    own.push(...checkWritePolicy(spec.writePolicy), ...checkSyncPolicy(spec.syncPolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
   }
   yield;
   return { problems: mergeSchemaProblems(own, input.schema(object)), warnings };

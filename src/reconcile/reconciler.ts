@@ -213,7 +213,18 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
+  await reportReleases(parts, rd, outcomes);
   return finishPass(parts, { rd, hash, within, sliced }, outcomes);
+}
+
+/** syncPolicy CreateOnce: each copy left to a namespace no longer targeted is said once, when it is released (it is then no copy of ours). */
+async function reportReleases(parts: Parts, rd: ResolvedDistribution, outcomes: readonly WriteOutcome[]): Promise<void> {
+  for (const { action, ok } of outcomes) {
+    if (!ok || action.type !== 'release') continue;
+    const { kind, metadata } = action.object;
+    const message = `${kind} ${action.namespace}/${metadata.name ?? ''} was edited in its namespace, which is no longer targeted: released (left in place without the distribution's markers and owner reference), not deleted`;
+    await parts.deps.events.normal(rd, 'CopyReleased', message);
+  }
 }
 
 /** What a pass found is recorded, and the status written from every target's (a slice that found all as before changes none). */
