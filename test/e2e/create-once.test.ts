@@ -153,7 +153,7 @@ describe('syncPolicy CreateOnce', () => {
     );
     console.log(`Event ${event.type} ${event.reason}: ${event.message}`);
     expect(event.type).toBe('Normal');
-    expect(event.message).toContain(`${namespaces.a}/${TEMPLATE}`);
+    expect(event.message).toContain(`${namespaces.a}/${TEMPLATE} released`);
 
     // Targeted again, the released copy is the namespace's object: a conflict, left alone.
     await kube.labelNamespace(namespaces.a, { team });
