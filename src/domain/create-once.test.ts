@@ -41,6 +41,7 @@ describe('syncPolicy CreateOnce: what the plan does in a target namespace', () =
     ['our copy written from an earlier template: not updated', copyOf(earlier, 'n').build(), 'in-sync', 'update'],
     ['our copy under an earlier distribution of that name: claimed (markers and owner back, content kept)', copyOf(once, 'n').data({ a: 'tuned' }).owners(staleOwner).build(), 'update', 'update'],
     ['our copy kept with --cascade=orphan (no owner): claimed', copyOf(once, 'n').owners().build(), 'update', 'update'],
+    ['our label removed by hand: claimed (the label put back, content kept)', copyOf(once, 'n').data({ a: 'tuned' }).withoutLabel(LABEL_DISTRIBUTION).build(), 'update', 'update'],
     ['its from annotation changed by hand: a conflict, as under Sync', copyOf(once, 'n').annotation(ANNOTATION_FROM, 'mine').build(), 'conflict:from-changed', 'conflict:from-changed'],
     ['someone else\'s object: a conflict, as under Sync', foreign('ConfigMap', 'settings', 'n').build(), 'conflict:foreign-object', 'conflict:foreign-object'],
   ])('%s', (_what, existing, createOnce, sync) => {

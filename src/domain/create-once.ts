@@ -26,12 +26,15 @@ export function createsOnce(rd: ResourceDistribution): boolean {
  * What CreateOnce decides for an object in a target namespace, undefined when it decides as Sync
  * does (someone else's object: a conflict, or taken over under writePolicy overwrite or adopt).
  * Our copy, under this distribution's controller reference: present, whatever it now holds.
- * Ours but not under it (kept with --cascade=orphan, or of an earlier distribution of that name):
- * `claim`, which puts our markers and controller reference back and leaves its content alone.
+ * Ours but not under it (kept with --cascade=orphan, or of an earlier distribution of that name),
+ * or without our label (removed by hand): `claim`, which puts our label, `from` annotation and
+ * controller reference back and leaves its content alone.
  */
 export function createOnceDecision(rd: ResolvedDistribution, existing: Resource): 'present' | 'claim' | undefined {
   if (classifyExisting(rd, existing).kind !== 'ours') return undefined;
-  return rd.origin !== undefined || isControlledBy(rd, existing) ? 'present' : 'claim';
+  if (rd.origin !== undefined) return 'present';
+  // Our label is how the controller's caches find its copies: without it, every pass would plan a create.
+  return isControlledBy(rd, existing) && existing.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name ? 'present' : 'claim';
 }
 
 function isOurRef(ref: OwnerReference, rd: ResourceDistribution): boolean {
