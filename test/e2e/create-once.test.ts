@@ -3,8 +3,10 @@
 // namespace (an edit stays, a template change reaches only new namespaces); deleted by hand it
 // comes back; narrowing deletes untouched copies and releases edited ones (with an Event);
 // switching to Sync takes the copies back; deleting the distribution deletes its copies, unless
-// it is deleted with propagation Orphan.
+// it is deleted with propagation Orphan. The same for a NetworkPolicy, whose copies the API server
+// fills in (an untouched one is told by what the server stores of the template).
 import { performance } from 'node:perf_hooks';
+import { NetworkingV1Api, type V1NetworkPolicy } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GROUP, LABEL_DISTRIBUTION, PLURAL, VERSION, type Resource, type SyncPolicy } from '../../src/domain/types.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
@@ -45,11 +47,11 @@ async function editCopy(ns: string, change: (copy: Resource) => void): Promise<v
 }
 
 /** A change of the spec that no copy depends on: the controller plans every target afresh (a full pass). */
-async function fullPass(): Promise<void> {
-  const rd = await kube.updateDistribution(name, (found) => {
+async function fullPass(distribution = name): Promise<void> {
+  const rd = await kube.updateDistribution(distribution, (found) => {
     found.spec.targets.excludedNamespaces = { list: [{ name: uniqueName('nowhere') }] };
   });
-  await kube.waitForStatus(name, (s) => s.observedGeneration === rd.metadata.generation);
+  await kube.waitForStatus(distribution, (s) => s.observedGeneration === rd.metadata.generation);
   await controller.idle();
 }
 
@@ -65,6 +67,7 @@ beforeAll(async () => {
   server = await startLocalServer({
     connection: connectionOf(kc),
     metrics: createMetrics(),
+    env: { RD_ALLOWED_KINDS: 'Secret,ConfigMap,NetworkPolicy.networking.k8s.io' },
     createController: (deps) => (controller = createController(deps)),
     overrides: { webhookNames: { distributions: uniqueName('e2e-once-distributions'), namespaces: uniqueName('e2e-once-namespaces') }, shutdownDelayMs: 0 },
   });
@@ -200,5 +203,45 @@ describe('syncPolicy CreateOnce', () => {
     expect(await limitIn(namespaces.a)).toBe('50');
     await controller.idle();
     for (const ns of [namespaces.c, namespaces.d]) expect((await kube.get('ConfigMap', ns, 'kept-defaults'))?.data).toEqual({ a: '1' });
+  });
+});
+
+describe('syncPolicy CreateOnce for a kind the API server fills in: NetworkPolicy', () => {
+  const networking = kc.makeApiClient(NetworkingV1Api);
+  const policyName = 'default-deny-ingress';
+  const tenants = uniqueName('once-np');
+  const distributionName = uniqueName('rd-once-np');
+
+  async function policyIn(namespace: string): Promise<V1NetworkPolicy | undefined> {
+    return networking.readNamespacedNetworkPolicy({ namespace, name: policyName }).catch(() => undefined);
+  }
+
+  const portOf = (policy: V1NetworkPolicy | undefined): number | string | undefined => policy?.spec?.ingress?.[0]?.ports?.[0]?.port;
+  const ours = (policy: V1NetworkPolicy | undefined): boolean => policy?.metadata?.labels?.[LABEL_DISTRIBUTION] !== undefined;
+
+  it('leaves a tuned policy alone; narrowed, deletes the untouched one and releases the tuned one', async () => {
+    const [tuned, untouched] = [(await kube.createNamespace('once-np', { tenants })).metadata!.name!, (await kube.createNamespace('once-np', { tenants })).metadata!.name!];
+    const template = { apiVersion: 'networking.k8s.io/v1', kind: 'NetworkPolicy', metadata: { name: policyName }, spec: { podSelector: {}, policyTypes: ['Ingress'] } };
+    await kube.createDistribution(distributionOf(distributionName, template, { namespaceLabelSelector: { matchLabels: { tenants } } }, { syncPolicy: 'CreateOnce' }));
+    await kube.waitForStatus(distributionName, (s) => s.desired === 2 && s.succeeded === 2);
+
+    const copy = (await policyIn(tuned))!;
+    copy.spec!.ingress = [{ ports: [{ port: 8080 }] }];
+    await networking.replaceNamespacedNetworkPolicy({ namespace: tuned, name: policyName, body: copy });
+    await fullPass(distributionName);
+    await sleep(1_000);
+    expect(portOf(await policyIn(tuned))).toBe(8080);
+
+    await kube.labelNamespace(untouched, { tenants: null });
+    await kube.labelNamespace(tuned, { tenants: null });
+    await waitFor(async () => ((await policyIn(untouched)) === undefined ? true : undefined), { what: 'the untouched policy deleted' });
+    const released = await waitFor(async () => {
+      const found = await policyIn(tuned);
+      return found !== undefined && !ours(found) ? found : undefined;
+    }, { what: 'the tuned policy released' });
+    expect(portOf(released)).toBe(8080);
+    expect(released.metadata?.ownerReferences).toBeUndefined();
+    await kube.waitForStatus(distributionName, (s) => s.desired === 0);
+    await kube.deleteDistribution(distributionName);
   });
 });
