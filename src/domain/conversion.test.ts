@@ -98,6 +98,14 @@ describe('convertDistribution', () => {
       { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 'bare' } },
       { apiVersion: BETA, kind: 'ResourceDistribution', metadata: { name: 'bare' } },
     ],
+    ...(['Sync', 'CreateOnce'] as const).map((syncPolicy): [string, UnknownRecord, UnknownRecord] => {
+      const spec = {
+        targets: { allNamespaces: true },
+        syncPolicy,
+        copyMetadata: { labels: { add: { 'argocd.argoproj.io/secret-type': 'repository', team: 'platform' } }, annotations: { add: { 'reloader.stakater.com/match': 'true' }, exclude: ['internal.example.com/*'] } },
+      };
+      return [`syncPolicy ${syncPolicy} and labels and annotations added to copies`, { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 's' }, spec }, { apiVersion: BETA, kind: 'ResourceDistribution', metadata: { name: 's' }, spec }];
+    }),
     [
       'empty targets, an empty condition list',
       { apiVersion: ALPHA, kind: 'ResourceDistribution', metadata: { name: 'm' }, spec: { targets: {} }, status: { desired: 0, conditions: [] } },

@@ -36,7 +36,7 @@ const RENAMES: { place: string; v1alpha1: string; v1beta1: string }[] = [
  */
 const COMMON_FIELDS: Record<string, readonly string[]> = {
   '': ['apiVersion', 'kind', 'metadata', 'spec', 'status'],
-  spec: ['resource', 'source', 'targets', 'writePolicy', 'imagePullSecretInjection', 'copyData', 'copyMetadata'],
+  spec: ['resource', 'source', 'targets', 'writePolicy', 'imagePullSecretInjection', 'copyData', 'copyMetadata', 'syncPolicy'],
   'spec.targets': ['allNamespaces', 'includedNamespaces', 'excludedNamespaces'],
   status: ['desired', 'succeeded', 'failed', 'observedGeneration', 'conditions'],
   'status.conditions[]': ['type', 'status', 'reason', 'message', 'lastTransitionTime'],

@@ -2,10 +2,12 @@
 // passes on the markers by which other tools claim it: on a copy in another namespace they would
 // make that tool treat the copy as its own (Argo CD prunes it and we recreate it, forever; a Helm
 // chart shipping that name fails on, or adopts, our copy). A distribution may narrow further with
-// spec.copyMetadata: include and exclude lists of keys or anchored key globs.
-import { asRecord, quote, type FieldProblem } from './field-problem.js';
+// spec.copyMetadata: include and exclude lists of keys or anchored key globs. It may also add
+// labels and annotations to every copy (`add`), which win over the template's value of that key.
+import { asRecord, keyPath, quote, type FieldProblem } from './field-problem.js';
 import { compileGlobSet, type GlobSet } from './glob.js';
-import type { CopyMetadataRules, KeyRules, ObjectMeta, Resource } from './types.js';
+import { isLabelValue, isQualifiedName, LABEL_VALUE_RULE, QUALIFIED_NAME_RULE } from './k8s-names.js';
+import type { CopyMetadataRules, KeyRules, MetadataRules, ObjectMeta, Resource } from './types.js';
 
 interface Marker {
   key: string;
@@ -99,11 +101,23 @@ export function filtered(map: StringMap, rules: KeyRules | undefined): StringMap
   return entries.length === 0 ? undefined : Object.fromEntries(entries);
 }
 
-/** The template with only the labels and annotations the rules let through (the same object when nothing is left out). */
+/** The keys the rules let through, then those they add (which win: an added key is what the author asked every copy to hold). */
+function ruled(map: StringMap, rules: MetadataRules | undefined): StringMap {
+  const kept = filtered(map, rules);
+  const add = rules?.add;
+  if (add === undefined || Object.keys(add).length === 0) return kept;
+  return { ...kept, ...add };
+}
+
+/**
+ * The template with only the labels and annotations the rules let through, plus those they add
+ * (the same object when nothing changes). Added keys become the template's: the hash covers them
+ * and the copy's template-metadata record lists them, so one removed from the rules leaves copies.
+ */
 export function applyCopyMetadata(resource: Resource, rules: CopyMetadataRules | undefined): Resource {
   const metadata = resource.metadata ?? {};
-  const labels = filtered(metadata.labels, rules?.labels);
-  const annotations = filtered(metadata.annotations, rules?.annotations);
+  const labels = ruled(metadata.labels, rules?.labels);
+  const annotations = ruled(metadata.annotations, rules?.annotations);
   if (labels === metadata.labels && annotations === metadata.annotations) return resource;
   const next: ObjectMeta = { ...metadata };
   delete next.labels;
@@ -152,18 +166,47 @@ export function keyRulesProblems(rules: Record<string, unknown>, path: string, s
   return problems.length > 0 ? problems : costProblems(rules, path, syntax);
 }
 
+/** Prefixes of the keys we write on copies (markers, records): a distribution never sets them. */
+const OUR_KEY_PREFIXES = ['kruise.io/resourcedistribution.', 'resource-distributor.io/'];
+const MAX_ADDED = 64;
+/** The API server's limit on all annotations of an object together (keys and values). */
+const MAX_ANNOTATIONS_BYTES = 256 * 1024;
+
+function checkAddedEntry(kind: 'labels' | 'annotations', key: string, value: unknown, path: string): FieldProblem[] {
+  const noun = kind === 'labels' ? 'label' : 'annotation';
+  if (!isQualifiedName(key)) return [{ path, message: `${quote(key)} is not a valid ${noun} key (${QUALIFIED_NAME_RULE})` }];
+  const ours = OUR_KEY_PREFIXES.find((prefix) => key.startsWith(prefix));
+  if (ours !== undefined) return [{ path, message: `is not allowed: keys starting with ${ours} are the markers by which resource-distributor tells its copies and what it wrote there` }];
+  if (typeof value !== 'string') return [{ path, message: 'must be a string' }];
+  if (kind === 'labels' && !isLabelValue(value)) return [{ path, message: `${quote(value)} is not a valid label value (${LABEL_VALUE_RULE})` }];
+  return [];
+}
+
+/** spec.copyMetadata.<kind>.add: keys and values as the template's would be checked, never one of our markers. */
+function checkAdded(kind: 'labels' | 'annotations', value: unknown, path: string): FieldProblem[] {
+  if (value === undefined) return [];
+  const added = asRecord(value);
+  if (added === undefined) return [{ path, message: 'must be a map of key to value' }];
+  const entries = Object.entries(added);
+  if (entries.length > MAX_ADDED) return [{ path, message: `has ${entries.length} entries: at most ${MAX_ADDED}` }];
+  const problems = entries.flatMap(([key, entry]) => checkAddedEntry(kind, key, entry, keyPath(path, key)));
+  if (problems.length > 0 || kind === 'labels') return problems;
+  const bytes = entries.reduce((sum, [key, entry]) => sum + Buffer.byteLength(key) + Buffer.byteLength(String(entry)), 0);
+  return bytes <= MAX_ANNOTATIONS_BYTES ? [] : [{ path, message: `holds ${bytes} bytes of keys and values: an object's annotations may hold at most ${MAX_ANNOTATIONS_BYTES}` }];
+}
+
 /** Admission rules for spec.copyMetadata. */
 export function validateCopyMetadata(value: unknown): FieldProblem[] {
   if (value === undefined) return [];
   const rules = asRecord(value);
-  if (rules === undefined) return [{ path: 'spec.copyMetadata', message: 'must be an object: {labels: {include, exclude}, annotations: {include, exclude}}' }];
+  if (rules === undefined) return [{ path: 'spec.copyMetadata', message: 'must be an object: {labels: {include, exclude, add}, annotations: {include, exclude, add}}' }];
   return (['labels', 'annotations'] as const).flatMap((kind) => {
     const path = `spec.copyMetadata.${kind}`;
     const lists = rules[kind];
     if (lists === undefined) return [];
     const record = asRecord(lists);
-    if (record === undefined) return [{ path, message: 'must be an object: {include: [...], exclude: [...]}' }];
-    return keyRulesProblems(record, path, METADATA_KEYS);
+    if (record === undefined) return [{ path, message: 'must be an object: {include: [...], exclude: [...], add: {key: value}}' }];
+    return [...checkAdded(kind, record.add, `${path}.add`), ...keyRulesProblems(record, path, METADATA_KEYS)];
   });
 }
 

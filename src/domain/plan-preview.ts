@@ -67,6 +67,7 @@ const GROUPS: readonly Group[] = [
   { what: (n) => `${n} ${n === 1 ? 'copy' : 'copies'} to create`, types: ['create'] },
   { what: (n) => `${n} ${n === 1 ? 'copy' : 'copies'} to update`, types: ['update', 'recreate'] },
   { what: (n) => `${n} ${n === 1 ? 'copy' : 'copies'} to delete (no longer targeted)`, types: ['delete'] },
+  { what: (n) => `${n} ${n === 1 ? 'copy' : 'copies'} to release (no longer targeted, edited in ${n === 1 ? 'its namespace' : 'their namespaces'})`, types: ['release'] },
   { what: (n) => `${n} ${n === 1 ? 'conflict' : 'conflicts'} left alone`, types: ['conflict'] },
   { what: (n) => `${n} listed ${n === 1 ? 'namespace does' : 'namespaces do'} not exist yet`, types: ['namespace-missing'] },
 ];

@@ -1,5 +1,6 @@
 // The plan: what to do in every namespace, decided purely from caches' contents.
 import { classifyExisting, isControlledBy, isControlledByOtherDistribution, isOursInSync, mergeCopy, needsRecreate, renderCopy } from './copy.js';
+import { claimedCopy, createOnceDecision, createsOnce, leaveNamespace } from './create-once.js';
 import { hashResource } from './hash.js';
 import { reportedConflict } from './status.js';
 import { runSteps, type Steps } from './steps.js';
@@ -23,7 +24,13 @@ function writeOver(namespace: string, desired: Resource, existing: Resource): Ac
 }
 
 /** What to do in one target namespace, before any copy is rendered. */
-type Decision = { type: 'create' } | { type: 'in-sync' } | { type: 'conflict'; reason: ConflictReason } | { type: 'write-over'; existing: Resource };
+type Decision =
+  | { type: 'create' }
+  | { type: 'in-sync' }
+  | { type: 'conflict'; reason: ConflictReason }
+  | { type: 'write-over'; existing: Resource }
+  /** syncPolicy CreateOnce: our copy, not under this distribution's controller reference: ownership restored, content kept. */
+  | { type: 'claim'; existing: Resource };
 
 // Shared: a preview decides for every target namespace, 10,000 of them maybe.
 const CREATE: Decision = { type: 'create' };
@@ -31,6 +38,11 @@ const IN_SYNC: Decision = { type: 'in-sync' };
 
 function decide(rd: ResolvedDistribution, existing: Resource | undefined, hash: string): Decision {
   if (existing === undefined) return CREATE;
+  if (createsOnce(rd)) {
+    const once = createOnceDecision(rd, existing);
+    if (once === 'present') return IN_SYNC;
+    if (once === 'claim') return { type: 'claim', existing };
+  }
   if (isOursInSync(rd, existing, hash)) return IN_SYNC;
   const classification = classifyExisting(rd, existing);
   if (classification.kind === 'conflict') {
@@ -61,6 +73,8 @@ export function planNamespace(
       return { type: 'conflict', namespace, reason: decision.reason };
     case 'write-over':
       return writeOver(namespace, renderCopy(rd, namespace, now, hash), decision.existing);
+    case 'claim':
+      return { type: 'update', namespace, object: claimedCopy(rd, decision.existing) };
   }
 }
 
@@ -109,9 +123,15 @@ function deletes(
   namespaces: readonly NamespaceInfo[],
 ): Action[] {
   const live = new Set(namespaces.filter((ns) => !ns.terminating).map((ns) => ns.name));
+  const hash = createsOnce(rd) ? hashResource(rd.spec.resource) : undefined;
   const actions: Action[] = [];
   for (const [namespace, object] of existing) {
     if (targets.has(namespace) || !live.has(namespace) || classifyExisting(rd, object).kind !== 'ours' || !isControlledBy(rd, object)) continue;
+    // CreateOnce: the namespace may have made the copy its own; only an untouched one is deleted.
+    if (hash !== undefined) {
+      actions.push(leaveNamespace(rd, object, hash));
+      continue;
+    }
     const name = object.metadata.name ?? rd.spec.resource.metadata.name ?? '';
     actions.push({ type: 'delete', namespace, name, uid: object.metadata.uid ?? '' });
   }
@@ -172,7 +192,7 @@ export function previewDistribution(input: PlanInput): PlannedAction[] {
 }
 
 function previewType(decision: Decision): ActionType {
-  return decision.type === 'write-over' ? 'update' : decision.type;
+  return decision.type === 'write-over' || decision.type === 'claim' ? 'update' : decision.type;
 }
 
 /**
@@ -198,7 +218,7 @@ export function* previewTallySteps(input: PlanInput): Steps<PlanTally> {
   for (const namespace of missing) tallyAction(tally, 'namespace-missing', namespace);
   if (existing.size > 0) {
     yield;
-    for (const action of deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces)) tallyAction(tally, 'delete', action.namespace);
+    for (const action of deletes(rd, existing, new Set([...targeted, ...missing]), input.namespaces)) tallyAction(tally, action.type, action.namespace);
   }
   return rd.spec.writePolicy === 'strict' ? strictTally(tally) : tally;
 }

@@ -5,6 +5,7 @@ import { readinessConditions } from './readiness.js';
 import { toRfc3339 } from './timestamp.js';
 import {
   CONDITION_TYPES,
+  type Action,
   type Condition,
   type ConditionType,
   type ConflictReason,
@@ -203,6 +204,9 @@ export interface PassOutcomes {
   inSync?: ReadonlySet<string>;
 }
 
+/** Actions on copies in namespaces no longer targeted: they count in no total (a failed one still reports its condition). */
+const LEAVING: ReadonlySet<Action['type']> = new Set(['delete', 'release']);
+
 /** The conditions failures are tallied for: the six, and targets the author may not write in. */
 const TALLIED: readonly FailureConditionType[] = [...CONDITION_TYPES, AUTHOR_CONDITION];
 
@@ -215,7 +219,7 @@ function tally(found: PassOutcomes): { targets: number; inSync: number; failures
   const failures = new Map<FailureConditionType, Failure[]>(TALLIED.map((type) => [type, []]));
   for (const outcome of found.outcomes) {
     const namespace = outcome.action.namespace;
-    if (outcome.action.type !== 'delete' && !named.has(namespace)) targets.add(namespace);
+    if (!LEAVING.has(outcome.action.type) && !named.has(namespace)) targets.add(namespace);
     if (succeededIn(outcome)) continue;
     failing.add(namespace);
     const failure = conditionFailure(outcome);

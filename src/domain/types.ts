@@ -131,10 +131,16 @@ export interface KeyRules {
   exclude?: readonly string[];
 }
 
+/** Which keys of one map (labels or annotations) reach copies, and what every copy gets besides. */
+export interface MetadataRules extends KeyRules {
+  /** Set on every copy, over the template's (or source's) value of the same key; include/exclude do not filter them. */
+  add?: Readonly<Record<string, string>>;
+}
+
 /** An addition to the ResourceDistribution API: which labels and annotations reach copies. */
 export interface CopyMetadataRules {
-  labels?: KeyRules;
-  annotations?: KeyRules;
+  labels?: MetadataRules;
+  annotations?: MetadataRules;
 }
 
 /** An addition to the ResourceDistribution API: which keys of the content reach copies, and as what type of Secret. */
@@ -142,6 +148,13 @@ export interface CopyDataRules extends KeyRules {
   /** The type of the copies of a Secret (one whose selection leaves out a key its own type requires). */
   secretType?: string;
 }
+
+/**
+ * An addition to the ResourceDistribution API. Sync (the default): copies are kept equal to the
+ * template. CreateOnce: a copy is created where missing, then left to its namespace.
+ */
+export type SyncPolicy = 'Sync' | 'CreateOnce';
+export const SYNC_POLICIES: readonly SyncPolicy[] = ['Sync', 'CreateOnce'];
 
 export interface DistributionSpec {
   /** The inline template; absent when the distribution copies `source`. */
@@ -154,6 +167,7 @@ export interface DistributionSpec {
   imagePullSecretInjection?: ImagePullSecretInjection;
   copyData?: CopyDataRules;
   copyMetadata?: CopyMetadataRules;
+  syncPolicy?: SyncPolicy;
 }
 
 /**
@@ -282,6 +296,8 @@ export type Action =
   | { type: 'recreate'; namespace: string; object: Resource; existingUid: string }
   /** `resourceVersion`: only if unchanged since it was read (a copy being orphaned must not be deleted from a stale view). */
   | { type: 'delete'; namespace: string; name: string; uid: string; resourceVersion?: string }
+  /** syncPolicy CreateOnce: a copy in a namespace no longer targeted, edited there, left to it without our markers (`object` carries its resourceVersion). */
+  | { type: 'release'; namespace: string; object: Resource }
   | { type: 'conflict'; namespace: string; reason: ConflictReason }
   | { type: 'namespace-missing'; namespace: string }
   | { type: 'in-sync'; namespace: string };

@@ -179,6 +179,12 @@ describe('validateDistribution: each rule', () => {
       { path: 'spec.targets.namespaceLabelSelector.matchExpressions[0].values[1]', message: `"no way" is not a valid label value (${LABEL_VALUE_RULE})` },
     ]],
     ['unknown writePolicy', cm().writePolicy('always' as 'strict').build(), [{ path: 'spec.writePolicy', message: '"always" is not a write policy: use ignore, overwrite or strict' }]],
+    ['syncPolicy CreateOnce', cm().syncPolicy('CreateOnce').build(), []],
+    ['syncPolicy Sync', cm().syncPolicy('Sync').build(), []],
+    ['unknown syncPolicy', cm().syncPolicy('Once' as 'Sync').build(), [{ path: 'spec.syncPolicy', message: expect.stringMatching(/^"Once" is not a sync policy: use Sync .* or CreateOnce/) as string }]],
+    ['a label added to copies under one of our keys', { ...cm().build(), spec: { ...cm().build().spec, copyMetadata: { labels: { add: { 'resource-distributor.io/distribution': 'x' } } } } }, [
+      { path: 'spec.copyMetadata.labels.add["resource-distributor.io/distribution"]', message: expect.stringContaining('is not allowed') as string },
+    ]],
   ])('%s', (_name, object, expected) => {
     const result = check(object);
     expect(result.problems).toEqual(expected);

@@ -8,7 +8,7 @@ import { MAX_TEMPLATE_DEPTH, nestingDepthSteps } from './nesting.js';
 import type { KindRegistry } from './kinds.js';
 import { OBJECT_SYNC_PREFIX } from './object-sync.js';
 import type { SchemaValidator } from './schema.js';
-import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, WRITE_POLICIES } from './types.js';
+import { IMAGE_PULL_SECRET_INJECTIONS, REGISTRY_SECRET_TYPES, SYNC_POLICIES, WRITE_POLICIES } from './types.js';
 import { resourceValidation, validateImmutable } from './validate-resource.js';
 import { validateSource } from './validate-source.js';
 import { runSteps, type Steps } from './steps.js';
@@ -75,6 +75,11 @@ function checkWritePolicy(value: unknown): FieldProblem[] {
   return [{ path: 'spec.writePolicy', message: `${quote(value)} is not a write policy: use ignore, overwrite or strict` }];
 }
 
+function checkSyncPolicy(value: unknown): FieldProblem[] {
+  if (value === undefined || SYNC_POLICIES.some((policy) => policy === value)) return [];
+  return [{ path: 'spec.syncPolicy', message: `${quote(value)} is not a sync policy: use Sync (copies kept equal to the template) or CreateOnce (created where missing, then left to the namespace)` }];
+}
+
 /** Schema problems add only what the rules above did not already say about that field. */
 function mergeSchemaProblems(own: FieldProblem[], schema: FieldProblem[]): FieldProblem[] {
   const covered = new Set(own.map((problem) => problem.path));
@@ -130,7 +135,7 @@ export function* validationSteps(input: ValidationInput): Steps<ValidationResult
     own.push(...(yield* contentSpecValidation(spec, warnings, input.kinds)), ...(input.oldObject === undefined ? [] : validateImmutable(object, input.oldObject)));
     yield;
     own.push(...(yield* targetsValidation(spec.targets, warnings, input.namespaceExists)));
-    own.push(...checkWritePolicy(spec.writePolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
+    own.push(...checkWritePolicy(spec.writePolicy), ...checkSyncPolicy(spec.syncPolicy), ...checkInjection(spec), ...validateCopyMetadata(spec.copyMetadata));
     own.push(...(yield* copyDataValidation(spec, warnings)));
   }
   yield;

@@ -13,6 +13,8 @@ const MAX_MESSAGE = 1024;
 
 export interface EventRecorder {
   warning(rd: ResourceDistribution, reason: string, message: string): Promise<void>;
+  /** Something done that the distribution's author should know of, which is no failure. */
+  normal(rd: ResourceDistribution, reason: string, message: string): Promise<void>;
 }
 
 /** A namespaced origin (an ObjectSync) gets its Events in its own namespace, about itself. */
@@ -23,33 +25,32 @@ function subjectOf(rd: ResourceDistribution): { namespace: string; apiVersion: s
 }
 
 export function createEventRecorder(deps: { api: ClusterApi; clock: Clock; log: Logger; instance: string }): EventRecorder {
-  return {
-    warning: async (rd, reason, message) => {
-      try {
-        const subject = subjectOf(rd);
-        await deps.api.createEvent({
-          namespace: subject.namespace,
-          generateName: `${subject.name}.`,
-          involvedObject: {
-            apiVersion: subject.apiVersion,
-            kind: subject.kind,
-            name: subject.name,
-            // Without it, the API server takes the object for one of `default` and refuses the Event anywhere else.
-            ...(subject.namespaced ? { namespace: subject.namespace } : {}),
-            uid: rd.metadata.uid,
-            resourceVersion: rd.metadata.resourceVersion,
-          },
-          reason,
-          message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message,
-          type: 'Warning',
-          component: EVENT_COMPONENT,
-          instance: deps.instance,
-          time: deps.clock(),
-        });
-      } catch (error) {
-        const info = describeApiError(error);
-        deps.log.warn({ name: rd.metadata.name, reason, code: info.code, err: info.message }, 'event not recorded');
-      }
-    },
+  const record = (type: 'Warning' | 'Normal') => async (rd: ResourceDistribution, reason: string, message: string): Promise<void> => {
+    try {
+      const subject = subjectOf(rd);
+      await deps.api.createEvent({
+        namespace: subject.namespace,
+        generateName: `${subject.name}.`,
+        involvedObject: {
+          apiVersion: subject.apiVersion,
+          kind: subject.kind,
+          name: subject.name,
+          // Without it, the API server takes the object for one of `default` and refuses the Event anywhere else.
+          ...(subject.namespaced ? { namespace: subject.namespace } : {}),
+          uid: rd.metadata.uid,
+          resourceVersion: rd.metadata.resourceVersion,
+        },
+        reason,
+        message: message.length > MAX_MESSAGE ? `${message.slice(0, MAX_MESSAGE - 3)}...` : message,
+        type,
+        component: EVENT_COMPONENT,
+        instance: deps.instance,
+        time: deps.clock(),
+      });
+    } catch (error) {
+      const info = describeApiError(error);
+      deps.log.warn({ name: rd.metadata.name, reason, code: info.code, err: info.message }, 'event not recorded');
+    }
   };
+  return { warning: record('Warning'), normal: record('Normal') };
 }

@@ -3,6 +3,7 @@
 // or name, and copies no longer targeted while the source is missing (there is no plan then).
 // Deletion is by uid only: a copy merely naming a distribution is not ours to delete.
 import { classifyExisting, controllerOf, isControlledBy } from '../domain/copy.js';
+import { createsOnce, releasedCopy } from '../domain/create-once.js';
 import { kindKeyOf } from '../domain/kinds.js';
 import { untiedCopy } from '../domain/object-sync.js';
 import { isDistributionRef } from '../domain/ownership.js';
@@ -38,6 +39,16 @@ export interface CopyRemoval {
 }
 
 const plannedDelete = (copy: Resource): Planned => ({ action: deleteOf(copy), kind: kindKeyOf(copy.apiVersion, copy.kind) });
+
+/**
+ * A copy the distribution no longer wants (untargeted while its source is missing, or under an
+ * earlier template's kind or name): deleted, or under syncPolicy CreateOnce released, as there is
+ * no current template here to tell whether the namespace changed it (see create-once.ts).
+ */
+function plannedLeave(rd: ResourceDistribution): (copy: Resource) => Planned {
+  if (!createsOnce(rd)) return plannedDelete;
+  return (copy) => ({ action: { type: 'release', namespace: copy.metadata.namespace ?? '', object: releasedCopy(rd, copy) }, kind: kindKeyOf(copy.apiVersion, copy.kind) });
+}
 
 /**
  * Only copies still tied to the distribution: one without a controller reference (or ObjectSync
@@ -99,13 +110,13 @@ export function createCopyRemoval(deps: CopyRemovalDeps): CopyRemoval {
       return caches.copies
         .byDistribution(rd.metadata.name)
         .filter((copy) => stray(copy) && classifyExisting(rd, copy).kind === 'ours' && isControlledBy(rd, copy))
-        .map(plannedDelete);
+        .map(plannedLeave(rd));
     },
     untargetedDeletes(rd, keep) {
       return caches.copies
         .byDistribution(rd.metadata.name)
         .filter((copy) => !keep.has(copy.metadata.namespace ?? '') && isControlledBy(rd, copy))
-        .map(plannedDelete);
+        .map(plannedLeave(rd));
     },
   };
 }

@@ -8,7 +8,7 @@ const STATES: readonly CopyState[] = ['in-sync', 'conflict', 'namespace-missing'
 
 function stateOf(outcome: Outcome): CopyState | undefined {
   const { type } = outcome.action;
-  if (type === 'delete') return undefined;
+  if (type === 'delete' || type === 'release') return undefined;
   if (!outcome.ok) return 'failed';
   if (type === 'conflict') return 'conflict';
   if (type === 'namespace-missing') return 'namespace-missing';

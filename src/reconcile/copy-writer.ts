@@ -113,6 +113,19 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
     }
   }
 
+  /** A copy left to its namespace: written without our markers, it leaves the cache of our copies (as its watch will say). */
+  async function release(action: Extract<Action, { type: 'release' }>): Promise<WriteOutcome> {
+    const { object } = action;
+    try {
+      const stored = await api.replaceCopy(outgoing(object));
+      copies?.observeDelete(copyRefOf(object), stored.metadata.uid ?? object.metadata.uid ?? '');
+      log.info({ kind: object.kind, ns: action.namespace, name: object.metadata.name }, 'copy released');
+      return { action, ok: true };
+    } catch (error) {
+      return failure(action, 'update', error, isNotFound(error));
+    }
+  }
+
   return {
     apply: (action, kind) => {
       switch (action.type) {
@@ -123,6 +136,8 @@ export function createCopyWriter(deps: CopyWriterDeps): CopyWriter {
           return recreate(action);
         case 'delete':
           return deleteCopy(action, kind);
+        case 'release':
+          return release(action);
         default:
           return Promise.resolve({ action, ok: true });
       }

@@ -26,6 +26,9 @@ function slim(outcome: Outcome): Outcome {
   return outcome.ok ? { action: bare, ok: true } : { ...outcome, action: bare };
 }
 
+/** A copy deleted from, or left to, a namespace no longer targeted. */
+const LEFT: ReadonlySet<Action['type']> = new Set(['delete', 'release']);
+
 function keyOf(outcome: Outcome): string {
   const { action } = outcome;
   return action.type === 'delete' ? `${action.namespace}/${action.name}` : action.namespace;
@@ -74,8 +77,8 @@ export class LastPasses {
     let unchanged = within !== undefined && !othersDropped;
     let kept = 0;
     for (const outcome of outcomes) {
-      // Deletes done count in no status.
-      if (outcome.ok && outcome.action.type === 'delete') continue;
+      // Deletes and releases done count in no status.
+      if (outcome.ok && LEFT.has(outcome.action.type)) continue;
       const slimmed = slim(outcome);
       if (slimmed.ok && slimmed.action.type === 'in-sync') {
         last.inSync.add(slimmed.action.namespace);

@@ -213,7 +213,18 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
+  await reportReleases(parts, rd, outcomes);
   return finishPass(parts, { rd, hash, within, sliced }, outcomes);
+}
+
+/** syncPolicy CreateOnce: each copy left to a namespace no longer targeted is said once, when it is released (it is then no copy of ours). */
+async function reportReleases(parts: Parts, rd: ResourceDistribution, outcomes: readonly WriteOutcome[]): Promise<void> {
+  for (const { action, ok } of outcomes) {
+    if (!ok || action.type !== 'release') continue;
+    const { kind, metadata } = action.object;
+    const message = `${kind} ${action.namespace}/${metadata.name ?? ''} released rather than deleted, as its namespace may have changed it: left in place without the distribution's markers and owner reference, it is now the namespace's own object`;
+    await parts.deps.events.normal(rd, 'CopyReleased', message);
+  }
 }
 
 /** What a pass found is recorded, and the status written from every target's (a slice that found all as before changes none). */
@@ -261,6 +272,7 @@ async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: Sou
   // Those in namespaces no longer targeted go as always: a delete needs no source.
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
+  await reportReleases(parts, rd, outcomes);
   // Listed namespaces that do not exist are reported whether or not the source does.
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   const desired = targeted.length + missing.length;
@@ -311,6 +323,7 @@ async function reportUndistributable(parts: Parts, rd: ResourceDistribution, mes
   const { targeted, missing } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, forbiddenNamespaces)));
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
+  await reportReleases(parts, rd, outcomes);
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, source, { desired: targeted.length + missing.length, message });
   return needsRetry(outcomes) ? 'retry' : 'done';

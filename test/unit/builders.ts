@@ -18,6 +18,7 @@ import {
   type OwnerReference,
   type ResolvedDistribution,
   type Resource,
+  type SyncPolicy,
   type WritePolicy,
 } from '../../src/domain/types.js';
 
@@ -165,6 +166,11 @@ export class DistributionBuilder {
 
   writePolicy(policy: WritePolicy): this {
     this.rd.spec.writePolicy = policy;
+    return this;
+  }
+
+  syncPolicy(policy: SyncPolicy): this {
+    this.rd.spec.syncPolicy = policy;
     return this;
   }
 

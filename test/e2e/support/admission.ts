@@ -2,10 +2,10 @@
 // acting as another user, and raw TLS probes of our listener.
 import { request as httpsRequest } from 'node:https';
 import { connect } from 'node:tls';
-import { KubeConfig, RbacAuthorizationV1Api, type V1PolicyRule } from '@kubernetes/client-node';
-import { API_VERSION, KIND } from '../../../src/domain/types.js';
+import { KubeConfig, RbacAuthorizationV1Api, type CustomObjectsApi, type V1PolicyRule } from '@kubernetes/client-node';
+import { API_VERSION, GROUP, KIND, PLURAL, VERSION } from '../../../src/domain/types.js';
 import { describeApiError } from '../../../src/k8s/errors.js';
-import { uniqueName } from './cluster.js';
+import { uniqueName, waitFor } from './cluster.js';
 
 export function distribution(name: string, resource: object, targets: object): object {
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { resource, targets } };
@@ -32,6 +32,17 @@ export async function rejection(call: Promise<unknown>): Promise<{ code: number;
     return { code, message };
   }
   throw new Error('the request was admitted');
+}
+
+/** Resolves once our distribution webhook answers: a dry-run create of `probe` (which only the webhook refuses) is denied. */
+export async function distributionWebhookCalled(custom: CustomObjectsApi, probe: object): Promise<void> {
+  await waitFor(
+    async () => {
+      const denied = await rejection(custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: probe, dryRun: 'All' })).catch(() => undefined);
+      return denied?.message.includes('denied the request') ? true : undefined;
+    },
+    { what: 'the distribution webhook to be called', timeoutMs: 60_000 },
+  );
 }
 
 /** The admin kubeconfig, impersonating `user`. */

@@ -260,6 +260,41 @@ describe('reconcile', () => {
     expect(h.cluster.object('ConfigMap', 'ns-a', 'renamed')?.metadata.labels?.[LABEL_DISTRIBUTION]).toBe('shared');
   });
 
+  it('syncPolicy CreateOnce: releases a copy under an earlier template name instead of deleting it', async () => {
+    await withNamespaces('ns-a');
+    const rd = h.cluster.putDistribution(shared().syncPolicy('CreateOnce').build());
+    h.cluster.putObject(copyOf(rd, 'ns-a').data({ a: 'tuned' }).build());
+    const renamed = h.cluster.putDistribution({ ...rd, spec: { ...rd.spec, resource: { ...rd.spec.resource, metadata: { name: 'renamed' } } } });
+
+    expect(await h.reconciler.reconcile(renamed.metadata.name)).toBe('done');
+
+    const kept = h.cluster.object('ConfigMap', 'ns-a', 'settings');
+    expect(kept?.data).toEqual({ a: 'tuned' });
+    expect(kept?.metadata.labels?.[LABEL_DISTRIBUTION]).toBeUndefined();
+    expect(kept?.metadata.ownerReferences ?? []).toEqual([]);
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'renamed')?.metadata.labels?.[LABEL_DISTRIBUTION]).toBe('shared');
+    expect(h.cluster.events.filter((event) => event.reason === 'CopyReleased').map((event) => [event.type, event.message.split(' released')[0]])).toEqual([['Normal', 'ConfigMap ns-a/settings']]);
+  });
+
+  it('syncPolicy CreateOnce: writes nothing over an edited copy, deletes an untouched one and releases an edited one when narrowed', async () => {
+    await withNamespaces('ns-a', 'ns-b', 'ns-c');
+    const rd = h.cluster.putDistribution(shared().syncPolicy('CreateOnce').build());
+    await h.reconciler.reconcile('shared');
+    h.cluster.putObject(copyOf(rd, 'ns-a').data({ a: 'tuned' }).build());
+    h.requests.reset();
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.requests.tally().writes).toBe(0);
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.data).toEqual({ a: 'tuned' });
+
+    h.cluster.putNamespace('ns-a', {});
+    h.cluster.putNamespace('ns-b', {});
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(h.cluster.object('ConfigMap', 'ns-b', 'settings')).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.metadata.annotations?.[ANNOTATION_FROM]).toBeUndefined();
+    expect(h.cluster.object('ConfigMap', 'ns-a', 'settings')?.data).toEqual({ a: 'tuned' });
+    expect(h.cluster.distributions.get('shared')?.status).toMatchObject({ desired: 1, succeeded: 1, failed: 0 });
+  });
+
   it('writes status only when it changed, and emits an event only when a failure appears', async () => {
     await withNamespaces('ns-a');
     h.cluster.putDistribution(shared().included('later').build());
