@@ -368,6 +368,9 @@ export function describeKruiseMigration(build: KruiseBuild): void {
         for (const request of REQUESTS) expect(result.requests[`${phase}: ${request}`] ?? 0, `${phase}: ${request}`).toBeGreaterThan(0);
       }
       expect(await conversionUrl(need())).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/convert$/);
+      // It did try to take the CRD back: without step 1 the conversion would have gone with it.
+      const kruiseLog = await readFile(join(plane.dir, 'kruise-manager.log'), 'utf8');
+      expect(kruiseLog).toMatch(/failed to update CRD resourcedistributions\.apps\.kruise\.io: .*forbidden/);
       await expectKeptWithOneWrite(core, before, watched.writes, names, namespaces, build.version);
       const writes = (await metrics.apiRequests.get()).values.filter((v) => v.labels.resource === 'configmaps' && ['create', 'update', 'delete'].includes(String(v.labels.verb)));
       console.log(`[${build.version}] the product's ConfigMap writes: ${JSON.stringify(writes.map((v) => [v.labels.verb, v.value]))}`);
