@@ -23,6 +23,18 @@ export default defineConfig({
       },
       {
         test: {
+          // Migration from kruise-manager built from an OpenKruise source tree (KRUISE_SOURCE):
+          // not part of CI, run by `npm run test:kruise-migration`.
+          name: 'kruise-migration',
+          include: ['test/kruise-migration/**/*.test.ts'],
+          environment: 'node',
+          testTimeout: 600_000,
+          hookTimeout: 1_800_000,
+          fileParallelism: false,
+        },
+      },
+      {
+        test: {
           name: 'node',
           include: ['test/node/**/*.test.ts'],
           environment: 'node',

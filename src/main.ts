@@ -86,9 +86,11 @@ function trustPublisher(config: Config, client: KubeClient, port: () => number, 
 
 function webhookTrustPublisher(config: Config, client: KubeClient, port: () => number): (trust: string) => Promise<boolean> {
   if (config.mode === 'cluster') {
+    // Mutating first, here and below: the validating webhook refuses a new spec whose author the
+    // mutating one has not recorded, so it must not answer alone (as when taking over from OpenKruise).
     return async (trust) => {
-      const validating = await patchCaBundle(client, webhookNameList(config), trust);
       const mutating = await patchCaBundle(client, mutatingNameList(config), trust, 'mutatingwebhookconfigurations');
+      const validating = await patchCaBundle(client, webhookNameList(config), trust);
       return validating.length + mutating.length > 0;
     };
   }
@@ -101,8 +103,8 @@ function webhookTrustPublisher(config: Config, client: KubeClient, port: () => n
       ownNamespace: config.namespace,
       clientConfig: (path: string) => ({ url: `${base}${path}`, caBundle: Buffer.from(trust).toString('base64') }),
     };
-    const names = [...webhookNameList(config), ...mutatingNameList(config)];
-    const configurations = [...webhookConfigurations(options), ...mutatingWebhookConfigurations(options)];
+    const names = [...mutatingNameList(config), ...webhookNameList(config)];
+    const configurations = [...mutatingWebhookConfigurations(options), ...webhookConfigurations(options)];
     await applyWebhookConfigurations(client, configurations.filter((c) => names.includes(c.metadata?.name ?? '')));
     applied = trust;
     return true;
