@@ -1,7 +1,9 @@
 // The ResourceDistribution CRD's conversion webhook (spec.conversion): the API server calls it to
 // read or write a distribution in the version it is not stored in. Kept pointing at us, with the
-// CA that signs our serving certificate, the way the webhook configurations' caBundles are.
-import { V1BETA1 } from '../domain/conversion.js';
+// CA that signs our serving certificate, the way the webhook configurations' caBundles are; and,
+// once we convert, v1beta1 the version it stores (an upgrade over a CRD storing v1alpha1 keeps it
+// so until then: a v1alpha1 write stored as v1beta1 needs a conversion).
+import { STORAGE_VERSION, V1BETA1 } from '../domain/conversion.js';
 import { GROUP, PLURAL } from '../domain/types.js';
 import { isConflict, isNotFound } from './errors.js';
 import type { KubeClient } from './kube-client.js';
@@ -16,7 +18,7 @@ export type ConversionTarget = { service: { name: string; namespace: string; pat
 interface Crd {
   metadata?: { resourceVersion?: string };
   spec?: {
-    versions?: { name: string; served?: boolean }[];
+    versions?: { name: string; served?: boolean; storage?: boolean }[];
     conversion?: { strategy?: string; webhook?: { clientConfig?: Record<string, unknown>; conversionReviewVersions?: string[] } };
   };
 }
@@ -40,6 +42,9 @@ function converts(current: Crd, target: ConversionTarget, caBundle: string): boo
   return conversion?.strategy === 'Webhook' && config?.caBundle === caBundle && versions.includes('v1') && reaches(config, target);
 }
 
+/** Whether the CRD stores STORAGE_VERSION (not v1alpha1, as a CRD an upgrade kept may). */
+const storesOurs = (current: Crd): boolean => current.spec?.versions?.find((version) => version.storage === true)?.name === STORAGE_VERSION;
+
 async function readCrd(client: KubeClient): Promise<Crd | undefined> {
   try {
     return await client.request<Crd>('GET', CRD_PATH);
@@ -62,12 +67,12 @@ function namesService(current: Crd, target: ConversionTarget): boolean {
 /** What to do with the CRD as read: undefined when its conversion is to be written. */
 function decide(crd: Crd | undefined, target: ConversionTarget, caBundle: string, takeOver: boolean): ConversionPublished | undefined {
   if (crd === undefined || !(crd.spec?.versions ?? []).some((version) => version.name === V1BETA1 && version.served !== false)) return 'not-needed';
-  if (converts(crd, target, caBundle)) return 'unchanged';
+  if (converts(crd, target, caBundle) && storesOurs(crd)) return 'unchanged';
   return takeOver || namesService(crd, target) ? undefined : 'elsewhere';
 }
 
 /**
- * Makes the CRD's conversion webhook `target` with `caBundlePem` (read, compare, replace with the
+ * Makes the CRD's conversion webhook `target` with `caBundlePem`, storing STORAGE_VERSION (read, compare, replace with the
  * read resourceVersion; a concurrent change is retried). A URL target (local mode) takes the CRD
  * over, and a Service target with `takeOver`; otherwise a Service target only fills in the caBundle
  * where the CRD already names that Service, so that an address someone else serves (OpenKruise's manager still running) is never taken from
@@ -80,7 +85,8 @@ export async function publishConversion(client: KubeClient, target: ConversionTa
     const crd = await readCrd(client);
     const found = decide(crd, target, caBundle, options.takeOver === true);
     if (found !== undefined || crd === undefined) return found ?? 'not-needed';
-    crd.spec = { ...crd.spec, conversion: conversionOf(target, caBundle) };
+    const versions = (crd.spec?.versions ?? []).map((version) => ({ ...version, storage: version.name === STORAGE_VERSION }));
+    crd.spec = { ...crd.spec, versions, conversion: conversionOf(target, caBundle) };
     try {
       await client.request('PUT', CRD_PATH, { body: crd });
       return 'changed';

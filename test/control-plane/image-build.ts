@@ -28,8 +28,11 @@ export interface BuiltImage {
 
 export interface ImageBuilder {
   dir: string;
-  /** Builds the Dockerfile at the repository's root, FROM a Node.js base made on the machine. */
-  buildProductImage(): Promise<BuiltImage>;
+  /**
+   * Builds the Dockerfile at the repository's root (or at `source.context`, a checkout of another
+   * commit, named `source.name`), FROM a Node.js base made on the machine.
+   */
+  buildProductImage(source?: { context: string; name: string }): Promise<BuiltImage>;
   /** Copies an image of the storage to `destination` (`docker://host/name:tag`, `oci-archive:path:name`). */
   push(image: string, destination: string, options?: { certDir?: string; credentials?: string }): Promise<void>;
   /** Removes the storage; rejects if anything of it is left (a mount, the folder). */
@@ -66,10 +69,10 @@ export async function createImageBuilder(log: (line: string) => void): Promise<I
   // The storage goes also when the test process exits or is interrupted before remove().
   const unregister = registerTeardown({ stop: () => rm(dir, { recursive: true, force: true }), killNow: () => rmSync(dir, { recursive: true, force: true }) });
   const storage = ['--root', join(dir, 'storage'), '--runroot', join(dir, 'run'), '--storage-driver', 'overlay'];
-  const buildah = async (args: readonly string[], timeout = 5 * 60_000): Promise<string> => {
+  const buildah = async (args: readonly string[], timeout = 5 * 60_000, cwd = REPO_ROOT): Promise<string> => {
     try {
       const { stdout } = await run('unshare', ['--mount', '--propagation', 'private', 'buildah', ...storage, ...args], {
-        cwd: REPO_ROOT,
+        cwd,
         timeout,
         maxBuffer: 64 * 1024 * 1024,
       });
@@ -89,11 +92,11 @@ export async function createImageBuilder(log: (line: string) => void): Promise<I
 
   return {
     dir,
-    async buildProductImage() {
+    async buildProductImage(source) {
       const baseArchive = (await writeNodeImages(join(dir, 'base'), ['nodeBase'])).nodeBase ?? '';
       await buildah(['pull', '--quiet', `oci-archive:${baseArchive}`]);
       await rm(join(dir, 'base'), { recursive: true });
-      const name = `localhost/resource-distributor:${await productVersion()}`;
+      const name = source?.name ?? `localhost/resource-distributor:${await productVersion()}`;
       const started = Date.now();
       await buildah(
         [
@@ -113,6 +116,7 @@ export async function createImageBuilder(log: (line: string) => void): Promise<I
           '.',
         ],
         BUILD_TIMEOUT_MS,
+        source?.context,
       );
       return { name, buildSeconds: (Date.now() - started) / 1000, baseImage: NODE_IMAGES.nodeBase };
     },

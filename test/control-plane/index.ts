@@ -13,6 +13,7 @@ export { startRegistry, type LocalRegistry } from './image-registry.js';
 export { publishProductImage, type ProductImage } from './product-image.js';
 export { httpGet } from './network.js';
 export { cachedProductImage, ensureProductImage, keepProductImage, productImageKey, type CachedProductImage } from './product-image-cache.js';
+export { checkoutOf, ensureReleaseImage, type ReleaseImage } from './release-image.js';
 export { apiserverMetrics } from './apiserver-metrics.js';
 export { ensureKarmada, karmadaSourceDir, KARMADA_MODULE_DIR, type KarmadaCommand } from './binaries.js';
 export { joinMember, startKarmadaPlane, type KarmadaPlane, type StartKarmadaOptions } from './karmada.js';

@@ -196,7 +196,7 @@ describe('the Helm chart', () => {
   it('adds podAnnotations and podLabels to the pods, keeping the selector label', async () => {
     const pod = podOf(await helmTemplate(['--set', 'podAnnotations.example\\.com/owner=platform', '--set', 'podLabels.team=platform', '--set', 'podLabels.app\\.kubernetes\\.io/name=other']));
     expect(pod.metadata.annotations).toEqual({ 'example.com/owner': 'platform' });
-    expect(pod.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'resource-distributor', team: 'platform' });
+    expect(pod.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'resource-distributor', 'resource-distributor.io/serves-conversion': 'true', team: 'platform' });
     expect(podOf(await helmTemplate()).metadata).not.toHaveProperty('annotations');
   });
 
@@ -232,8 +232,13 @@ describe('the Helm chart', () => {
   it('names everything after nameOverride, its pods\' label too; pulls image.digest when given', async () => {
     const objects = await helmTemplate(['--set', 'nameOverride=distributor'], 'platform', 'platform-system');
     expect(one(objects, 'Deployment').metadata.name).toBe('platform-distributor');
-    expect(podOf(objects).metadata.labels).toEqual({ 'app.kubernetes.io/name': 'distributor' });
-    for (const service of find(objects, 'Service') as unknown as { spec: { selector: unknown } }[]) expect(service.spec.selector).toEqual({ 'app.kubernetes.io/name': 'distributor' });
+    expect(podOf(objects).metadata.labels).toEqual({ 'app.kubernetes.io/name': 'distributor', 'resource-distributor.io/serves-conversion': 'true' });
+    // The conversion Service also selects the pods that serve conversion (service-conversion.yaml).
+    const selectors = (find(objects, 'Service') as unknown as { metadata: { name: string }; spec: { selector: unknown } }[]).map(({ metadata, spec }) => [metadata.name, spec.selector]);
+    expect(Object.fromEntries(selectors)).toEqual({
+      'platform-distributor': { 'app.kubernetes.io/name': 'distributor' },
+      'platform-distributor-conversion': { 'app.kubernetes.io/name': 'distributor', 'resource-distributor.io/serves-conversion': 'true' },
+    });
     const config = loadConfig({ ...envOf(objects), RD_NAMESPACE: 'platform-system', POD_NAME: 'pod' });
     expect(config.serviceName).toBe('platform-distributor');
     expect(find(objects, 'ValidatingWebhookConfiguration').map((o) => o.metadata.name).sort()).toEqual([config.webhookNames.distributions, config.webhookNames.namespaces].sort());

@@ -11,6 +11,7 @@ import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { configMap, distribution, included, rejection, secret } from '../e2e/support/admission.js';
 import { run } from '../e2e/support/tools.js';
 import { publishChart, type PublishedChart } from './oci-chart.js';
+import { callsBetween, webhookCalls, type WebhookCalls } from './webhook-calls.js';
 import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
 import { percentile, pullingPod, userPod } from './user-pods.js';
 
@@ -174,32 +175,6 @@ it('a private image: without credentials the pull fails (401); with imagePullSec
   expect(await core.readNamespacedPodLog({ namespace, name: 'app' })).toBe('pulled\n');
   console.log(`[node tier] private image pulled with the injected Secret: namespace create -> pod Succeeded in ${seconds(created)} s`);
 }, 240_000);
-
-/**
- * The API server's counts of its calls to our webhooks: all (apiserver_admission_webhook_request_total),
- * those that failed (not answered 200: a refused connection counts as 503), and the failures it let
- * pass under failurePolicy Ignore (apiserver_admission_webhook_fail_open_count).
- */
-interface WebhookCalls {
-  calls: number;
-  failed: number;
-  failedOpen: number;
-}
-
-async function webhookCalls(): Promise<WebhookCalls> {
-  const { stdout } = await run('kubectl', ['get', '--raw', '/metrics']);
-  const ours = stdout.split('\n').filter((line) => line.includes('.resource-distributor.io"'));
-  const count = (lines: string[]): number => lines.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
-  const requests = ours.filter((line) => line.startsWith('apiserver_admission_webhook_request_total{'));
-  const failedOpen = count(ours.filter((line) => line.startsWith('apiserver_admission_webhook_fail_open_count{')));
-  return { calls: count(requests), failed: count(requests.filter((line) => !line.includes('code="200"'))), failedOpen };
-}
-
-const callsBetween = (before: WebhookCalls, after: WebhookCalls): WebhookCalls => ({
-  calls: after.calls - before.calls,
-  failed: after.failed - before.failed,
-  failedOpen: after.failedOpen - before.failedOpen,
-});
 
 const holderOf = async (): Promise<string | undefined> => (await coordination.readNamespacedLease({ namespace: NAMESPACE, name: RELEASE })).spec?.holderIdentity ?? undefined;
 

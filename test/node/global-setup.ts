@@ -2,6 +2,7 @@ import type { TestProject } from 'vitest/node';
 import {
   createImageBuilder,
   createNodeCredentials,
+  ensureReleaseImage,
   ensureTool,
   keepProductImage,
   productImageKey,
@@ -16,18 +17,22 @@ import {
   type LocalRegistry,
   type NodeNetwork,
   type ProductImage,
+  type ReleaseImage,
 } from '../control-plane/index.js';
+import { PREVIOUS_RELEASE } from './previous-release.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
     /** The node tier's control plane: admin kubeconfig, and what a further node needs of it. */
-    nodePlane: { kubeconfigPath: string; serverUrl: string; clientCa: { certFile: string; keyFile: string }; kubeletClientCaFile: string };
+    nodePlane: { kubeconfigPath: string; serverUrl: string; etcdUrl: string; clientCa: { certFile: string; keyFile: string }; kubeletClientCaFile: string };
     /** The node every test of the tier shares. */
     node: { name: string; network: NodeNetwork; images: LocalNode['images'] };
     /** The product's image built from the Dockerfile: in the registry, and present on the node. */
     productImage: Omit<ProductImage, 'archive'>;
     /** The private registry on 127.0.0.1 holding it (TLS, htpasswd); the node pulls from `nodeHost`. */
     registry: Pick<LocalRegistry, 'host' | 'caCert' | 'username' | 'password'> & { nodeHost: string };
+    /** The image of the release upgrade.test.ts upgrades from, present on the node (not in the registry). */
+    previousImage: Pick<ReleaseImage, 'commit' | 'repository' | 'tag'>;
   }
 }
 
@@ -47,6 +52,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   let builder: ImageBuilder | undefined;
   let image: ProductImage | undefined;
   let building: Promise<BuiltImage> | undefined;
+  let previous: Promise<ReleaseImage> | undefined;
+  let release: ReleaseImage | undefined;
   let tools: Promise<{ helm: string; kubectl: string }> | undefined;
   const stop = async (): Promise<void> => {
     const results = await Promise.allSettled([
@@ -56,7 +63,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
       })(),
       registry?.stop(),
       // A build still running (a start that failed early) writes into the storage: removed after it.
-      Promise.allSettled([building]).then(() => builder?.remove()),
+      Promise.allSettled([building, previous]).then(() => builder?.remove()),
       credentials.remove(),
     ]);
     const failures = results.flatMap((result) => (result.status === 'rejected' ? [String(result.reason)] : []));
@@ -72,6 +79,10 @@ export default async function setup(project: TestProject): Promise<() => Promise
     builder = await createImageBuilder(log);
     building = builder.buildProductImage();
     building.catch(() => undefined);
+    // After the current one, in the same storage (kept by commit: built on a machine's first run only).
+    const build = builder;
+    previous = building.then(() => ensureReleaseImage(build, PREVIOUS_RELEASE, log));
+    previous.catch(() => undefined);
     // workloads: the chart's Deployment gets scheduled and its pods their ServiceAccount tokens.
     plane = await startControlPlane({ apiserverFlags: credentials.apiserverFlags, extraControllers: credentials.extraControllers, workloads: true });
     node = await startNode(plane, credentials, { images: ['nodejs'] });
@@ -83,6 +94,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await node.importImage(image.archive);
     // The chaos soak runs the same image on a node of its own: kept for it (product-image-cache.ts).
     await keepProductImage(image.archive, image.repository, image.tag, await imageKey);
+    release = await previous;
+    await node.importImage(release.archive);
+    if (release.buildSeconds > 0) log(`image of release ${release.tag}: built in ${release.buildSeconds.toFixed(0)} s`);
   } catch (error) {
     await stop().catch((stopError: unknown) => log(`teardown after a failed start: ${String(stopError)}`));
     throw error;
@@ -91,6 +105,8 @@ export default async function setup(project: TestProject): Promise<() => Promise
   project.provide('nodePlane', {
     kubeconfigPath: plane.kubeconfigPath,
     serverUrl: plane.serverUrl,
+    // Read by upgrade.test.ts: the version a distribution is stored in.
+    etcdUrl: plane.etcdUrl,
     clientCa: plane.clientCa,
     kubeletClientCaFile: credentials.kubeletClientCaFile,
   });
@@ -107,6 +123,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     buildSeconds: image.buildSeconds,
     pushSeconds: image.pushSeconds,
   });
+  project.provide('previousImage', { commit: release.commit, repository: release.repository, tag: release.tag });
   project.provide('registry', {
     host: registry.host,
     nodeHost: registry.nodeHost ?? '',

@@ -24,7 +24,8 @@ function serverWith(crd: Record<string, unknown> | undefined): { client: KubeCli
   return { client, puts };
 }
 
-const versions = (...names: string[]): { name: string; served: boolean }[] => names.map((name) => ({ name, served: true }));
+/** Served versions, v1beta1 (when listed) stored, as webhook-config/ has them. */
+const versions = (...names: string[]): { name: string; served: boolean; storage: boolean }[] => names.map((name) => ({ name, served: true, storage: name === 'v1beta1' }));
 const webhook = (clientConfig: Record<string, unknown>): Record<string, unknown> => ({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig } });
 const ourService = { name: 'rd-conversion', namespace: 'rd', path: '/convert', port: 443 };
 
@@ -58,6 +59,31 @@ describe('publishConversion', () => {
     const { client, puts } = serverWith(crd);
     expect(await publishConversion(client, target, CA)).toBe(result);
     expect(puts.map((body) => (body as { spec: { conversion: unknown } }).spec.conversion)).toEqual(written === undefined ? [] : [written]);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    [
+      'our Service with our CA over a CRD storing v1alpha1 (the chart upgraded over a release before v1beta1)',
+      { spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: ourService, caBundle: CA_B64 }) } },
+    ],
+    [
+      'our Service without a caBundle over a CRD storing v1alpha1',
+      { spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: ourService }) } },
+    ],
+  ])('%s: v1beta1 becomes the storage version once we convert', async (_name, crd) => {
+    const { client, puts } = serverWith(crd);
+    expect(await publishConversion(client, OURS, CA)).toBe('changed');
+    const written = puts as { spec: { versions: unknown; conversion: unknown } }[];
+    expect(written.map((body) => body.spec.versions)).toEqual([versions('v1alpha1', 'v1beta1')]);
+    expect(written.map((body) => body.spec.conversion)).toEqual([webhook({ service: ourService, caBundle: CA_B64 })]);
+  });
+
+  it("another address's CRD storing v1alpha1 is left alone", async () => {
+    const { client, puts } = serverWith({
+      spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: { name: 'kruise-webhook-service', namespace: 'kruise-system' }, caBundle: 'theirs' }) },
+    });
+    expect(await publishConversion(client, OURS, CA)).toBe('elsewhere');
+    expect(puts).toEqual([]);
   });
 
   it('takes another address over only when asked to', async () => {
