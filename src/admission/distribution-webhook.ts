@@ -53,7 +53,7 @@ async function sourceWarningsOf(deps: DistributionWebhookDeps, rd: ResourceDistr
   const ref = rd.spec.source;
   if (ref === undefined || deps.findSource === undefined) return [];
   const found = await deps.findSource(ref).catch(() => undefined);
-  return found === undefined ? [] : sourceWarnings(ref, found);
+  return found === undefined ? [] : sourceWarnings(ref, found, rd.spec.copyData);
 }
 
 /**

@@ -66,6 +66,18 @@ export function copyDataProblem(selected: Resource): string | undefined {
   return missing === undefined ? undefined : fixFor(type, missing);
 }
 
+/**
+ * For a source as admission finds it (its type, never its data): the keys its copies' type requires
+ * that the rules leave out whatever the source holds. Nothing is copied then (copyDataProblem, at
+ * reconcile): said at once, while the author is at hand.
+ */
+export function sourceSelectionWarning(what: string, found: Pick<Resource, 'apiVersion' | 'kind' | 'type'>, rules: CopyDataRules | undefined): string | undefined {
+  if (rules === undefined || found.kind !== 'Secret' || !isCoreDataKind(found.apiVersion, found.kind)) return undefined;
+  const type = rules.secretType ?? found.type;
+  const missing = type === undefined ? undefined : missingTypeKeys(type, (key) => keyAllowed(key, rules));
+  return missing === undefined ? undefined : `spec.copyData: ${what} is of type ${quote(found.type ?? 'Opaque')}, and ${fixFor(type as string, missing)}; nothing is copied until then`;
+}
+
 /** What spec.copyData applies to: the template's kind, or the source's. */
 function contentKind(spec: UnknownRecord): { apiVersion: unknown; kind: unknown } | undefined {
   const content = asRecord(spec.resource) ?? asRecord(spec.source);

@@ -4,10 +4,10 @@ import { loadCrdSchema } from '../k8s/crd-schema.js';
 import { distribution, namespace, T0 } from '../../test/unit/builders.js';
 import { hashResource } from './hash.js';
 import { compileSpecValidator } from './schema.js';
-import { normaliseSource, sourceKey, sourceWarnings, undistributableSource, withSource } from './source.js';
+import { normaliseSource, sourceKey, sourceWarnings, undistributableSource, withSource, type SourceFound } from './source.js';
 import { computeStatus, type SourceStatus } from './status.js';
 import { computeTargets, forbiddenFor } from './targets.js';
-import { ANNOTATION_FROM, ANNOTATION_HASH, CONDITION_TYPES, LABEL_DISTRIBUTION, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, CONDITION_TYPES, LABEL_DISTRIBUTION, type CopyDataRules, type Resource, type ResourceDistribution, type SourceRef } from './types.js';
 import { validateDistribution } from './validate.js';
 
 const schema = compileSpecValidator(loadCrdSchema());
@@ -226,5 +226,24 @@ describe('sourceWarnings: what admission says of the source it found', () => {
     ['an Opaque Secret', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque' }, []],
   ])('%s', (_case, found, expected) => {
     expect(sourceWarnings(ref, found)).toEqual(expected);
+  });
+
+  const tls = { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/tls' };
+  it.each<[string, SourceFound, CopyDataRules, string[]]>([
+    [
+      'a tls Secret shared as its CA only',
+      tls,
+      { include: ['ca.crt'] },
+      ['spec.copyData: source Secret team-a/release is of type "kubernetes.io/tls", and the copies would be Secrets of type "kubernetes.io/tls" without the key "tls.crt" and "tls.key", which that type requires: set spec.copyData.secretType: Opaque to copy it as an Opaque Secret, or let spec.copyData select the key; nothing is copied until then'],
+    ],
+    ['a tls Secret shared as its CA only, as Opaque', tls, { include: ['ca.crt'], secretType: 'Opaque' }, []],
+    ['a tls Secret without its key, by a glob', tls, { exclude: ['*.key'] }, [expect.stringContaining('without the key "tls.key"')]],
+    ['a tls Secret whose keys the rules may select', tls, { include: ['tls.*', 'ca.crt'] }, []],
+    ['a registry Secret without its config', { apiVersion: 'v1', kind: 'Secret', type: 'kubernetes.io/dockerconfigjson' }, { exclude: ['.dockerconfigjson'] }, [expect.stringContaining('without the key ".dockerconfigjson"')]],
+    ['an Opaque Secret made a basic-auth one without username or password', { apiVersion: 'v1', kind: 'Secret', type: 'Opaque' }, { include: ['token'], secretType: 'kubernetes.io/basic-auth' }, [expect.stringContaining('without the key "username" or "password"')]],
+    ['a ConfigMap', { apiVersion: 'v1', kind: 'ConfigMap' }, { include: ['a'] }, []],
+    ['missing: said as missing', null, { include: ['ca.crt'] }, ['spec.source: Secret team-a/release does not exist yet: its copies appear once it does']],
+  ])('with spec.copyData: %s', (_case, found, copyData, expected) => {
+    expect(sourceWarnings(ref, found, copyData)).toEqual(expected);
   });
 });

@@ -1,6 +1,6 @@
 // A distribution that copies an object of the cluster (spec.source): what its copies hold is the
 // source as read, minus what the API server owns and what marks the source as someone's copy.
-import { applyCopyData } from './copy-data.js';
+import { applyCopyData, sourceSelectionWarning } from './copy-data.js';
 import { applyCopyMetadata, withoutSourceMarkers } from './copy-metadata.js';
 import { isCoreDataKind } from './kinds.js';
 import { isForbiddenSecretType } from './ownership.js';
@@ -9,6 +9,7 @@ import {
   ANNOTATION_HASH,
   ANNOTATION_TIMESTAMP,
   LABEL_DISTRIBUTION,
+  type CopyDataRules,
   type ObjectMeta,
   type ResolvedDistribution,
   type Resource,
@@ -93,10 +94,13 @@ export type SourceFound = Pick<Resource, 'apiVersion' | 'kind' | 'type'> | null;
 
 /**
  * The warnings for a source as admission found it: one that does not exist yet is allowed (it may
- * be created next), as is one that is never copied (it may be replaced), each said.
+ * be created next), as is one that is never copied (it may be replaced), or one whose type
+ * requires a key the distribution's spec.copyData leaves out (its type may change), each said.
  */
-export function sourceWarnings(ref: SourceRef, found: SourceFound): string[] {
+export function sourceWarnings(ref: SourceRef, found: SourceFound, copyData?: CopyDataRules): string[] {
   if (found === null) return [`spec.source: ${ref.kind} ${ref.namespace}/${ref.name} does not exist yet: its copies appear once it does`];
   const undistributable = undistributableSource(ref, found);
-  return undistributable === undefined ? [] : [`spec.source: ${undistributable}`];
+  if (undistributable !== undefined) return [`spec.source: ${undistributable}`];
+  const selection = sourceSelectionWarning(`source ${sourceKey(ref).replace('/', ' ')}`, found, copyData);
+  return selection === undefined ? [] : [selection];
 }

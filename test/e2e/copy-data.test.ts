@@ -1,7 +1,7 @@
 // Which keys reach copies (spec.copyData), against the real control plane with the whole product
 // (admission and controller, logging at trace level): a cert-manager style kubernetes.io/tls
-// Secret shared as its CA only. Without a type for its copies nothing is written and the status
-// (and an Event) says what to set; with secretType: Opaque the copies hold ca.crt alone; a wider
+// Secret shared as its CA only. Without a type for its copies nothing is written, and kubectl
+// apply's warning, the status and an Event say what to set; with secretType: Opaque the copies hold ca.crt alone; a wider
 // selection reaches every copy; and the private key's value appears in no copy, log line, Event,
 // status or admission answer. A template whose selection leaves its type without a key is denied
 // with the fix; a registry Secret's copies without its other keys are still injected into pods,
@@ -16,6 +16,7 @@ import { condition, configMapOf, distributionOf, Kube } from './fixtures/kube.js
 import { startTracedServer } from './fixtures/traced-server.js';
 import { rejection } from './support/admission.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
+import { run } from './support/tools.js';
 
 const b64 = (text: string): string => Buffer.from(text).toString('base64');
 const KEY_MARKER = 'private-key-marker-5d1e8a';
@@ -87,7 +88,13 @@ describe('spec.copyData', () => {
     delete rd.spec.resource;
     rd.spec.source = { apiVersion: 'v1', kind: 'Secret', namespace: source, name: 'internal-ca' };
 
-    // Its CA only, of the source's type: no copy can be written; the status says what to set, once.
+    // Its CA only, of the source's type: no copy can be written. kubectl apply warns at once (the
+    // source's type may still change); the status says what to set, and an Event, once.
+    const { stderr } = await run('kubectl', ['apply', '--dry-run=server', '-f', '-'], { input: JSON.stringify(withCopyData(rd, { include: ['ca.crt'] })) });
+    console.log(stderr.trim());
+    expect(stderr).toContain(`Warning: spec.copyData: source Secret ${source}/internal-ca is of type "kubernetes.io/tls", and the copies would be Secrets of type "kubernetes.io/tls" without the key "tls.crt" and "tls.key"`);
+    expect(stderr).toContain(FIX);
+    answers.push(stderr);
     await kube.createDistribution(withCopyData(rd, { include: ['ca.crt'] }));
     const held = await kube.waitForStatus(name, (_s, found) => condition(found, 'NotDistributable')?.status === 'True');
     const message = condition(held, 'NotDistributable')?.message ?? '';
