@@ -94,8 +94,13 @@ export function createAdmissionApp(deps: AdmissionAppDeps): Hono {
 
   const callers = deps.webhookCallers;
   if (callers !== undefined) {
-    // Every POST route is a webhook; the GET routes (probes, metrics) have their own rules.
+    // Every POST route is a webhook; the GET routes (probes, metrics) have their own rules. The
+    // conversion route is the exception: kube-apiserver presents no client certificate to CRD
+    // conversion webhooks (the AdmissionConfiguration's kubeconfig serves admission only), so
+    // requiring one would fail every v1alpha1 request. Conversion reads nothing of the cluster and
+    // writes nothing: a caller learns only the other version of what it sent.
     app.post('*', async (c, next) => {
+      if (c.req.path === WEBHOOK_PATHS.conversion) return next();
       const refusal = checkWebhookCaller((c.env as { incoming?: IncomingMessage } | undefined)?.incoming, callers);
       if (refusal === undefined) return next();
       metrics.webhookCallersRefused.inc();

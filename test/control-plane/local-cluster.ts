@@ -19,6 +19,8 @@ export interface LocalClusterOptions {
   /** Where the kubeconfig is copied for kubectl and the server; default .local/kubeconfig. */
   kubeconfigPath?: string;
   binaries?: StartControlPlaneOptions['binaries'];
+  /** kube-controller-manager controllers besides the defaults (see StartControlPlaneOptions). */
+  extraControllers?: StartControlPlaneOptions['extraControllers'];
 }
 
 /**
@@ -30,6 +32,7 @@ export async function startLocalCluster(options: LocalClusterOptions = {}): Prom
   const plane = await startControlPlane({
     log: options.log,
     binaries: options.binaries,
+    extraControllers: options.extraControllers,
     beforeControllerManager: (kc) => applyManifestFiles(kc, crds),
   });
   const kubeconfigPath = options.kubeconfigPath ?? LOCAL_KUBECONFIG;

@@ -2,6 +2,7 @@
 // AdmissionConfiguration makes kube-apiserver present a client certificate to every webhook; the
 // product, given that certificate's CA and name, answers reviews from it and refuses (401) anyone
 // else who reaches the port, before any work: a forged review causes no access review and no write.
+// Conversion is the exception: the API server calls it without a certificate.
 import { readFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -144,6 +145,22 @@ describe('webhooks that answer only the API server', () => {
     const apiServer = await post('/validate/resourcedistributions', forgedReview('review-5'), await issueClientCert(signer, webhookClient.commonName));
     expect(apiServer.status).toBe(200);
     expect(apiServer.body.response?.uid).toBe('review-5');
+  });
+
+  it('convert without a certificate: kube-apiserver presents none to conversion webhooks', async () => {
+    // Its AdmissionConfiguration's kubeconfig is for admission webhooks only; a CRD's conversion
+    // webhook is called without client credentials, so requiring them failed every v1alpha1 request.
+    const rd = distributionOf('converted', configMapOf('settings', { a: 'b' }), { includedNamespaces: { list: [{ name: target }] }, namespaceLabelSelector: { matchLabels: { group: 'x' } } });
+    const review = { apiVersion: 'apiextensions.k8s.io/v1', kind: 'ConversionReview', request: { uid: 'conversion-1', desiredAPIVersion: 'apps.kruise.io/v1beta1', objects: [rd] } };
+    const refusalsBefore = await refusals();
+    const answer = await post('/convert', review);
+    expect(answer.status).toBe(200);
+    const response = (answer.body as { response?: { uid?: string; result?: { status?: string }; convertedObjects?: { apiVersion: string; spec: { targets: Record<string, unknown> } }[] } }).response;
+    expect(response?.uid).toBe('conversion-1');
+    expect(response?.result?.status).toBe('Success');
+    expect(response?.convertedObjects?.[0]?.apiVersion).toBe('apps.kruise.io/v1beta1');
+    expect(response?.convertedObjects?.[0]?.spec.targets.namespaceSelector).toEqual({ matchLabels: { group: 'x' } });
+    expect(await refusals()).toBe(refusalsBefore);
   });
 
   it('serve the probes without a certificate', async () => {
