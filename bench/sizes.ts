@@ -139,6 +139,8 @@ export interface BenchArgs {
   sections: SectionName[];
   /** Where results go; default bench/results. */
   outDir: string | undefined;
+  /** Whether the fan-out runs OpenKruise's kruise-manager as its peer (`--no-kruise`: not, where it cannot be built). */
+  kruise: boolean;
 }
 
 function isSizeName(value: string): value is SizeName {
@@ -152,12 +154,13 @@ function isSection(value: string): value is SectionName {
 /**
  * `--size smoke|default|large|xl`, `--only admission,propagation` (default: every section but the
  * optional ones), `--out DIR`, `--scale-namespaces N` (the scale section over N namespaces instead
- * of the size's, for a shorter look at what grows with them).
+ * of the size's, for a shorter look at what grows with them), `--no-kruise` (the fan-out without
+ * its OpenKruise peer; the report says it was skipped).
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
-    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' }, 'scale-namespaces': { type: 'string' } },
+    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' }, 'scale-namespaces': { type: 'string' }, 'no-kruise': { type: 'boolean', default: false } },
     strict: true,
   });
   const size = values.size ?? 'default';
@@ -166,8 +169,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const unknown = only.filter((s) => !isSection(s));
   if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${[...SECTIONS, ...OPTIONAL_SECTIONS].join(', ')}`);
   const scaleNamespaces = values['scale-namespaces'];
-  if (scaleNamespaces === undefined) return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
+  const kruise = values['no-kruise'] !== true;
+  if (scaleNamespaces === undefined) return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out, kruise };
   const namespaces = Number(scaleNamespaces);
   if (!Number.isInteger(namespaces) || namespaces < 1) throw new Error(`--scale-namespaces must be a whole number above 0, got ${scaleNamespaces}`);
-  return { size: { ...SIZES[size], scale: { ...SIZES[size].scale, namespaces } }, sections: only.filter(isSection), outDir: values.out };
+  return { size: { ...SIZES[size], scale: { ...SIZES[size].scale, namespaces } }, sections: only.filter(isSection), outDir: values.out, kruise };
 }

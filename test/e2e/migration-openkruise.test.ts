@@ -6,11 +6,7 @@
 // uid) with at most one write; the statuses go on in our words; kubectl reads both versions. A
 // CRD without v1beta1 (this project's before it served v1beta1) is refused there; ours is not.
 // On a control plane of its own: OpenKruise's webhooks and CRD are not for the shared one.
-import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { readFile } from 'node:fs/promises';
 import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
 import { parse, stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,14 +14,12 @@ import { GROUP, PLURAL } from '../../src/domain/types.js';
 import { DISTRIBUTION_CRD as RD_CRD } from '../../src/k8s/crd-conversion.js';
 import { startLocalServer, type RunningServer } from '../../src/main.js';
 import { createMetrics } from '../../src/metrics.js';
-import { applyManifestFiles, ensureTool, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
-import { freePorts } from '../control-plane/network.js';
-import { startProcess, type ManagedProcess } from '../control-plane/processes.js';
+import { waitForCrdEstablished, type ControlPlane } from '../control-plane/index.js';
+import { startKruise, startKruisePlane } from '../control-plane/kruise-manager.js';
+import type { ManagedProcess } from '../control-plane/processes.js';
 import { connectionOf } from '../kube-client.js';
 import { uniqueName, waitFor } from './support/cluster.js';
 import { run, type ToolResult } from './support/tools.js';
-
-const KRUISE_MODULE = 'test/tools/kruise-manager';
 
 let plane: ControlPlane | undefined;
 let kruise: ManagedProcess | undefined;
@@ -36,58 +30,6 @@ const kubectl = (args: string[], input?: string): Promise<ToolResult> => {
   if (plane === undefined) throw new Error('no control plane');
   return run('kubectl', ['--kubeconfig', plane.kubeconfigPath, ...args], input === undefined ? {} : { input });
 };
-
-/** OpenKruise v1.9.0's own files, from its module as the Go module proxy serves it. */
-async function kruiseModuleDir(): Promise<string> {
-  const { stdout } = await promisify(execFile)('go', ['mod', 'download', '-json', 'github.com/openkruise/kruise'], { cwd: KRUISE_MODULE, env: { ...process.env, GOFLAGS: '-mod=mod', GONOSUMDB: 'github.com/openkruise' } });
-  return (JSON.parse(stdout) as { Dir: string }).Dir;
-}
-
-/**
- * OpenKruise's webhook configurations with only what concerns distributions: kruise-manager fills
- * in the address and caBundle of the webhooks it serves (the mutating one has none here).
- */
-const KRUISE_WEBHOOKS = `apiVersion: admissionregistration.k8s.io/v1
-kind: MutatingWebhookConfiguration
-metadata:
-  name: kruise-mutating-webhook-configuration
-webhooks: []
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata:
-  name: kruise-validating-webhook-configuration
-webhooks:
-  - name: vresourcedistribution.kb.io
-    admissionReviewVersions: [v1, v1beta1]
-    clientConfig:
-      service: {name: kruise-webhook-service, namespace: kruise-system, path: /validate-apps-kruise-io-resourcedistribution}
-    failurePolicy: Fail
-    sideEffects: None
-    rules:
-      - apiGroups: [apps.kruise.io]
-        apiVersions: [v1alpha1]
-        operations: [CREATE, UPDATE]
-        resources: [resourcedistributions]
-`;
-
-async function startKruise(kubeconfigPath: string, dir: string): Promise<ManagedProcess> {
-  const binary = await ensureTool('kruise-manager');
-  const [webhook, metrics, health] = await freePorts(3);
-  const certs = join(dir, 'kruise-certs');
-  await mkdir(certs, { recursive: true });
-  const env = [`WEBHOOK_HOST=127.0.0.1`, `WEBHOOK_PORT=${String(webhook)}`, `WEBHOOK_CERT_DIR=${certs}`, 'POD_NAMESPACE=kruise-system'];
-  const args = [
-    ...env,
-    binary,
-    `--kubeconfig=${kubeconfigPath}`,
-    '--enable-leader-election=false',
-    `--metrics-addr=127.0.0.1:${String(metrics)}`,
-    `--health-probe-addr=127.0.0.1:${String(health)}`,
-    '--feature-gates=ResourceDistributionGate=true',
-  ];
-  return startProcess('kruise-manager', '/usr/bin/env', args, dir);
-}
 
 /** Every change to the ConfigMaps named `names`, per namespace/name, from now on. */
 async function countWrites(kc: KubeConfig, names: Set<string>): Promise<{ writes: Map<string, string[]>; stop: () => void }> {
@@ -156,34 +98,8 @@ async function expectBothVersions(custom: CustomObjectsApi, names: string[], lab
   }
 }
 
-/** OpenKruise's ResourceDistribution CRD as its release installs it: v1alpha1 and v1beta1 (stored), converted by kruise-manager. */
-async function kruiseDistributionCrd(bases: string): Promise<string> {
-  const crd = parse(await readFile(join(bases, 'apps.kruise.io_resourcedistributions.yaml'), 'utf8')) as { spec: Record<string, unknown> };
-  crd.spec.conversion = {
-    strategy: 'Webhook',
-    webhook: { clientConfig: { service: { namespace: 'kruise-system', name: 'kruise-webhook-service', path: '/convert' } }, conversionReviewVersions: ['v1', 'v1beta1'] },
-  };
-  const dir = await mkdtemp(join(tmpdir(), 'rd-kruise-crd-'));
-  const path = join(dir, 'apps.kruise.io_resourcedistributions.yaml');
-  await writeFile(path, stringify(crd));
-  return path;
-}
-
 beforeAll(async () => {
-  const module = await kruiseModuleDir();
-  plane = await startControlPlane({
-    beforeControllerManager: async (kc) => {
-      // As OpenKruise's chart installs them (kruise-manager needs every one), before the garbage
-      // collector starts; ResourceDistribution's with the conversion webhook its kustomization
-      // patches in (kruise-manager points it at itself).
-      const bases = join(module, 'config/crd/bases');
-      await applyManifestFiles(kc, (await readdir(bases)).filter((file) => file !== 'apps.kruise.io_resourcedistributions.yaml').map((file) => join(bases, file)));
-      await applyManifestFiles(kc, [await kruiseDistributionCrd(bases)]);
-      await waitForCrdEstablished(kc, RD_CRD);
-    },
-  });
-  await kubectl(['create', 'namespace', 'kruise-system']);
-  await kubectl(['apply', '-f', '-'], KRUISE_WEBHOOKS);
+  plane = await startKruisePlane();
   kruise = await startKruise(plane.kubeconfigPath, plane.dir);
 }, 900_000);
 
