@@ -42,8 +42,10 @@ export interface BenchSize {
   /** Namespaces created at a fixed rate while `distributions` select them. */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /**
-   * Namespaces one distribution targets: created, then updated `warmUpRounds` times (reported, not
-   * counted: the first rounds after the creates are slower on both sides), then `rounds` times.
+   * Namespaces one distribution targets: created, then updated once right after a restart (the
+   * first update after a start, reported apart), then `warmUpRounds` times (reported, not counted),
+   * then `rounds` times; each round by the product and by each client-go loop shape, and the same
+   * by OpenKruise's kruise-manager on its own plane (unless --no-kruise).
    */
   fanOut: { namespaces: number; warmUpRounds: number; rounds: number };
   /** How long the converged product is watched doing nothing (periodic sweeps included). */
