@@ -1,5 +1,5 @@
-// Benchmark sizes. `smoke` is what CI runs (about 2-3 minutes on a 2-core machine), `default`
-// (about 25 minutes there, half of it the 10,000 namespaces of the last section) is the workload docs/performance.md quotes: 10 distributions x 100 namespaces
+// Benchmark sizes. `smoke` is what CI runs (about 3-4 minutes on a 2-core machine, half a minute of
+// it the fan-out's OpenKruise peer), `default` (about 28 minutes there, half of it the 10,000 namespaces of the last section) is the workload docs/performance.md quotes: 10 distributions x 100 namespaces
 // created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
 // then 5 ObjectSyncs x 1,000 destinations (5,000 copies) rewritten beside an unrelated change,
 // the largest distribution, then 10,000 listed namespace names admitted for authors RBAC allows there;
