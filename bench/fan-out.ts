@@ -1,12 +1,18 @@
 // 3. Fan-out: one distribution targets M namespaces. Created: how long until every copy exists?
-// Updated: how long until every copy carries the new hash? Both as seen by a watch. Baseline: a
-// client-go write loop (client-go's HTTP/2 transport, no client rate limit, as many workers as
-// the product's applyParallelism) creating, then replacing, M ConfigMaps of the same shape (data,
-// label, annotations, the ownerReference to the distribution), seen by the same kind of watch:
-// the fastest honest way to make the same writes from this machine. The two sides' update rounds
-// alternate. The first rounds of each side warm up and are reported apart: the first rounds after
-// the creates are slower on both sides, and the product, a long-running process, makes its first
-// passes before V8 has compiled its hot paths.
+// Updated: how long until every copy carries the new hash? Both as seen by a watch.
+//
+// Baseline, the ceiling: a client-go write loop (client-go's HTTP/2 transport, no client rate
+// limit) creating, then replacing, M ConfigMaps of the same shape (data, label, annotations, the
+// ownerReference to the distribution), seen by the same kind of watch, in several shapes (LOOP_SHAPES:
+// 32, 128 and 512 workers, and OpenKruise's slow start, batches doubling up to 2,048 in flight). Each
+// shape is timed; the best is the ratio's denominator: the fastest honest way to make the same
+// writes from this machine. The product's and the loops' update rounds alternate, and so does
+// which of them goes first.
+//
+// The product is restarted (as users run it) right before its first update round: that round, the
+// first update after a start (cold V8, cold connections), is reported apart from the warm rounds,
+// for every side (each loop run is a new process anyway). The warm-up rounds after it are reported
+// and not counted. The peer (kruise-peer.ts) runs the same distribution on a plane of its own.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -20,24 +26,56 @@ import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects } from './object-watch.js';
 import { medianCpu, serverPid, startCpuMeter, type CpuPids, type CpuSpent } from './process-cpu.js';
-import { requestsBetween, waitForQuiet, type Product } from './product.js';
+import { runKruisePeer, type KruisePeer } from './kruise-peer.js';
+import { procMemoryBytes, requestsBetween, waitForQuiet, type Product } from './product.js';
+import { parseMetrics } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 import { median } from './stats.js';
 import { Tracker } from './tracker.js';
+import { waitUntil } from './wait.js';
+import { unixMsToPerformance } from './wall-clock.js';
 
 export interface FanOutSide {
   /** Start -> M objects visible (creates). */
   createMs: number;
+  /** The first update round after the creates: the product's right after its restart. */
+  firstUpdateMs: number;
   /** Start -> M objects visible with the new content (median of the rounds). */
   updateMs: number;
   updateRoundsMs: number[];
-  /** The warm-up rounds before them, not counted. */
+  /** The warm-up rounds before them (after the first update), not counted. */
   warmUpRoundsMs: number[];
   /** Start -> the first object visible with the new content (median of the update rounds): what comes before writing. */
   firstCopyMs: number;
   /** CPU spent over an update round, from its first request until every copy is seen (median of the rounds). */
   updateCpu: CpuSpent;
 }
+
+/** How the Go loop writes: `workers` requests in flight, or slow start (batches of 1, 2, 4, ... up to `workers`). */
+export interface LoopShape {
+  workers: number;
+  slowStart: boolean;
+}
+
+export const LOOP_SHAPES: readonly LoopShape[] = [
+  { workers: 32, slowStart: false },
+  { workers: 128, slowStart: false },
+  { workers: 512, slowStart: false },
+  { workers: 2048, slowStart: true },
+];
+
+export function shapeName(shape: LoopShape): string {
+  return shape.slowStart ? `slow start to ${shape.workers.toLocaleString('en-US')}` : `${shape.workers} workers`;
+}
+
+export type LoopSide = FanOutSide & {
+  shape: LoopShape;
+  /** The HTTP version the API server answered the loop with. */
+  protocol: string;
+  connections: number;
+  /** The Go loop's own CPU per update round (median). */
+  loopCpuMs: number;
+};
 
 export interface FanOutResult {
   namespaces: number;
@@ -49,19 +87,27 @@ export interface FanOutResult {
   product: FanOutSide & {
     /** API writes for one update (M replaces + status; median). */
     updateWrites: number;
-    /** TLS connections the product opened over the whole section. */
+    /** TLS connections the product's two processes (before and after the restart) opened over the section. */
     connectionsOpened: number;
     requests: number;
+    /** The product's RSS (VmRSS, no forced collection, as the peer's) after its rounds. */
+    rssBytes: number;
   };
-  /** `loopCpuMs`: the Go loop's own CPU per update round (median). */
-  baseline: FanOutSide & { connections: number; errors: number; loopCpuMs: number };
+  /** Every loop shape, in LOOP_SHAPES order. */
+  loops: LoopSide[];
+  /** The shape with the best median update; its create and first update may be beaten by another (bestLoop). */
+  baseline: LoopSide;
+  /** The best of every shape, each figure on its own. */
+  bestLoop: { createMs: number; firstUpdateMs: number; updateMs: number };
   /** A distribution with spec.source over the same namespaces: source replaced -> every copy carries it (median of the rounds). */
   source: { updateMs: number; updateRoundsMs: number[] };
-  /** Baseline time / product time: 1 means as fast as client-go, 0.8 means 80 % of its rate. */
+  /** Best loop time / product time: 1 means as fast as the best client-go loop, 0.8 means 80 % of its rate. */
   createRate: number;
+  firstUpdateRate: number;
   updateRate: number;
-  /** Baseline update time / source-change time. */
+  /** Best loop update time / source-change time. */
   sourceRate: number;
+  kruise: KruisePeer;
 }
 
 export const BASELINE_LABEL = 'bench.resource-distributor.io/baseline';
@@ -75,6 +121,8 @@ export interface LoopAnswer {
   connections: number;
   wallMs: number;
   cpuMs: number;
+  /** The HTTP version the API server answered with. */
+  protocol: string;
   /** When the loop's clock started (after its warm-up request), Unix ms. */
   startedAtUnixMs: number;
 }
@@ -94,7 +142,7 @@ class GoLoop {
     private readonly args: string[],
   ) {}
 
-  static async prepare(kubeconfigPath: string, namespaces: readonly string[], concurrency: number, owner: ResourceDistribution): Promise<GoLoop> {
+  static async prepare(kubeconfigPath: string, namespaces: readonly string[], owner: ResourceDistribution): Promise<GoLoop> {
     const binary = await ensureBenchProgram('write-loop', { log: (line) => console.error(`[bench] ${line}`) });
     const dir = await mkdtemp(join(tmpdir(), 'rd-bench-loop-'));
     const template = fleetDistribution(0).spec.resource;
@@ -111,13 +159,13 @@ class GoLoop {
       JSON.stringify({ 'bench.resource-distributor.io/from': BASELINE_NAME, 'bench.resource-distributor.io/hash': 'f'.repeat(64), 'bench.resource-distributor.io/at': new Date().toISOString() }),
     );
     const args = ['-kubeconfig', kubeconfigPath, '-namespaces', files.namespaces, '-name', BASELINE_NAME, '-label', `${BASELINE_LABEL}=fan-out`];
-    args.push('-concurrency', String(concurrency), '-payload', files.payload, '-annotations', files.annotations, '-owner-references', files.owners);
+    args.push('-payload', files.payload, '-annotations', files.annotations, '-owner-references', files.owners);
     return new GoLoop(binary, args);
   }
 
-  async run(mode: 'create' | 'update' | 'delete', revision: number): Promise<LoopAnswer & { startedAt: number }> {
-    const answer = await runGoLoop(this.binary, [...this.args, '-mode', mode, '-revision', String(revision)]);
-    return { ...answer, startedAt: answer.startedAtUnixMs - performance.timeOrigin };
+  async run(mode: 'create' | 'update' | 'delete', revision: number, shape: LoopShape = { workers: 128, slowStart: false }): Promise<LoopAnswer & { startedAt: number }> {
+    const answer = await runGoLoop(this.binary, [...this.args, '-mode', mode, '-revision', String(revision), '-concurrency', String(shape.workers), ...(shape.slowStart ? ['-slow-start'] : [])]);
+    return { ...answer, startedAt: unixMsToPerformance(answer.startedAtUnixMs) };
   }
 }
 
@@ -137,7 +185,7 @@ class ProductRounds {
 
   private constructor(
     private readonly kube: BenchKube,
-    private readonly product: Product,
+    private product: Product,
     private readonly m: number,
     private readonly pids: CpuPids,
     private watch: { stop(): void } | undefined = undefined,
@@ -155,6 +203,12 @@ class ProductRounds {
     const created = performance.now();
     await fleet.addDistributions(1);
     return (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created;
+  }
+
+  /** From now on, rounds time this process (the product restarted). */
+  restarted(product: Product): void {
+    this.product = product;
+    this.pids.product = product.pid;
   }
 
   async update(round: number): Promise<Round> {
@@ -178,11 +232,23 @@ class ProductRounds {
   }
 }
 
-/** The Go loop's ConfigMaps, watched: created once, then replaced a round at a time. */
+/** What one loop shape did: its create, then its update rounds, each phase apart. */
+interface ShapeRounds {
+  createMs: number;
+  protocol: string;
+  connections: number;
+  first: Round[];
+  warmUp: Round[];
+  rounds: Round[];
+  loopCpuMs: number[];
+}
+
+/** The Go loop's ConfigMaps, watched: created once per shape, then replaced a round at a time by each shape. */
 class LoopRounds {
   private readonly tracker = new Tracker((object) => object.data.revision ?? '');
-  readonly loopCpuMs: number[] = [];
-  connections = 0;
+  /** Every run writes a revision of its own: a replace with the same content would change nothing. */
+  private revision = 1;
+  readonly shapes: ShapeRounds[] = LOOP_SHAPES.map(() => ({ createMs: Number.NaN, protocol: '', connections: 0, first: [], warmUp: [], rounds: [], loopCpuMs: [] }));
 
   private constructor(
     private readonly loop: GoLoop,
@@ -197,24 +263,50 @@ class LoopRounds {
     return rounds;
   }
 
-  async create(): Promise<number> {
-    this.tracker.expect((revision) => revision === '1');
-    const created = await this.loop.run('create', 1);
-    this.connections = created.connections;
-    return (await this.tracker.lastReachedAfter(this.m, 'baseline ConfigMaps created')) - created.startedAt;
+  /** Each shape creates the M ConfigMaps in turn (deleted between two shapes); the last shape's stay for the updates. */
+  async createAll(): Promise<void> {
+    for (const [index, shape] of LOOP_SHAPES.entries()) {
+      if (index > 0) await this.deleteAll();
+      const revision = String(++this.revision);
+      this.tracker.expect((value) => value === revision);
+      const created = await this.loop.run('create', this.revision, shape);
+      const rounds = this.shapes[index];
+      if (rounds === undefined) continue;
+      rounds.createMs = (await this.tracker.lastReachedAfter(this.m, `baseline ConfigMaps created (${shapeName(shape)})`)) - created.startedAt;
+      rounds.protocol = created.protocol;
+      rounds.connections = created.connections;
+    }
   }
 
-  async update(round: number): Promise<Round> {
-    const revision = String(round + 2);
+  /** Deletes the ConfigMaps and waits until the watch has seen every one go. */
+  async deleteAll(): Promise<void> {
+    await this.loop.run('delete', 0);
+    await waitUntil('baseline ConfigMaps deleted', () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
+  }
+
+  async update(index: number, phase: 'first' | 'warmUp' | 'rounds'): Promise<void> {
+    const shape = LOOP_SHAPES[index];
+    const rounds = this.shapes[index];
+    if (shape === undefined || rounds === undefined) throw new Error(`no loop shape ${index}`);
+    const revision = String(++this.revision);
     this.tracker.expect((value) => value === revision);
     const meter = await startCpuMeter(this.pids);
-    const updated = await this.loop.run('update', round + 2);
-    const ms = (await this.tracker.lastReachedAfter(this.m, 'baseline ConfigMaps replaced')) - updated.startedAt;
+    const updated = await this.loop.run('update', this.revision, shape);
+    const ms = (await this.tracker.lastReachedAfter(this.m, `baseline ConfigMaps replaced (${shapeName(shape)})`)) - updated.startedAt;
     const firstMs = (this.tracker.firstReached() ?? Number.NaN) - updated.startedAt;
-    const cpu = await meter();
-    this.loopCpuMs.push(updated.cpuMs);
-    this.connections = Math.max(this.connections, updated.connections);
-    return { ms, firstMs, cpu };
+    rounds[phase].push({ ms, firstMs, cpu: await meter() });
+    if (phase === 'rounds') rounds.loopCpuMs.push(updated.cpuMs);
+    rounds.connections = Math.max(rounds.connections, updated.connections);
+  }
+
+  sides(): LoopSide[] {
+    return this.shapes.map((rounds, index) => ({
+      ...summaryOf(rounds.createMs, rounds.first, rounds.warmUp, rounds.rounds),
+      shape: LOOP_SHAPES[index] ?? { workers: 0, slowStart: false },
+      protocol: rounds.protocol,
+      connections: rounds.connections,
+      loopCpuMs: median(rounds.loopCpuMs),
+    }));
   }
 
   stop(): void {
@@ -222,9 +314,10 @@ class LoopRounds {
   }
 }
 
-function summaryOf(createMs: number, warmUp: readonly Round[], rounds: readonly Round[]): FanOutSide {
+function summaryOf(createMs: number, first: readonly Round[], warmUp: readonly Round[], rounds: readonly Round[]): FanOutSide {
   return {
     createMs,
+    firstUpdateMs: first[0]?.ms ?? Number.NaN,
     updateMs: median(rounds.map((r) => r.ms)),
     updateRoundsMs: rounds.map((r) => r.ms),
     warmUpRoundsMs: warmUp.map((r) => r.ms),
@@ -234,18 +327,18 @@ function summaryOf(createMs: number, warmUp: readonly Round[], rounds: readonly 
 }
 
 /**
- * The product's and the loop's update rounds alternate, and which goes first alternates too: a
+ * The product's and every loop shape's update rounds alternate, and which goes first rotates: a
  * machine whose pace drifts over the section (the API server's caches, etcd's compactions) then
- * weighs on both alike, where all of one side's rounds before the other's would favour one.
+ * weighs on every side alike, where all of one side's rounds before the other's would favour one.
  */
-async function updateRounds(product: ProductRounds, loop: LoopRounds, from: number, count: number): Promise<{ product: Round[]; loop: Round[] }> {
-  const rounds = { product: [] as Round[], loop: [] as Round[] };
+async function updateRounds(product: ProductRounds, loop: LoopRounds, from: number, count: number, phase: 'first' | 'warmUp' | 'rounds'): Promise<Round[]> {
+  const productRounds: Round[] = [];
+  const sides = [async (round: number): Promise<void> => void productRounds.push(await product.update(round)), ...LOOP_SHAPES.map((_, index) => () => loop.update(index, phase))];
   for (let round = from; round < from + count; round++) {
-    const productRound = async (): Promise<void> => void rounds.product.push(await product.update(round));
-    const loopRound = async (): Promise<void> => void rounds.loop.push(await loop.update(round));
-    for (const side of round % 2 === 0 ? [productRound, loopRound] : [loopRound, productRound]) await side();
+    const turn = round % sides.length;
+    for (const side of [...sides.slice(turn), ...sides.slice(0, turn)]) await side(round);
   }
-  return rounds;
+  return productRounds;
 }
 
 const SOURCE_NAMESPACE = 'bench-fan-out-source';
@@ -290,52 +383,95 @@ async function sourceSide(kube: BenchKube, product: Product, m: number, rounds: 
   }
 }
 
-export async function runFanOut(options: { kube: BenchKube; product: Product; fleet: Fleet; size: BenchSize; kubeconfigPath: string; planeDir: string }): Promise<FanOutResult> {
-  const { kube, product, fleet, size } = options;
+export interface FanOutOptions {
+  kube: BenchKube;
+  product: Product;
+  fleet: Fleet;
+  size: BenchSize;
+  kubeconfigPath: string;
+  planeDir: string;
+  /** Stops the product and starts it again, as users run it; later sections use the process it returns. */
+  restart: () => Promise<Product>;
+  /** Whether to run OpenKruise's kruise-manager as the peer (`--no-kruise`: skipped, and said so). */
+  kruise: boolean;
+}
+
+export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
+  const { kube, fleet, size } = options;
+  let product = options.product;
   const m = size.fanOut.namespaces;
   await fleet.grow(m);
   const pids = { product: product.pid, apiserver: await serverPid(options.planeDir, 'kube-apiserver'), etcd: await serverPid(options.planeDir, 'etcd') };
   const first = await product.scrape();
   const productRounds = await ProductRounds.start(kube, product, m, pids);
   let loopRounds: LoopRounds | undefined;
-  let loop: GoLoop | undefined;
+  /** Whether the loop's ConfigMaps may exist: deleted after a failure, which is what the section reports, so as not to weigh on later sections. */
+  let loopObjects = false;
   try {
     const productCreateMs = await productRounds.create(fleet);
-    loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, product.applyParallelism, await kube.getDistribution(fleetDistributionName(0)));
+    const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, await kube.getDistribution(fleetDistributionName(0)));
     loopRounds = await LoopRounds.start(kube, loop, m, pids);
-    const loopCreateMs = await loopRounds.create();
-    const { warmUpRounds } = size.fanOut;
-    const warmUp = await updateRounds(productRounds, loopRounds, 0, warmUpRounds);
-    const rounds = await updateRounds(productRounds, loopRounds, warmUpRounds, size.fanOut.rounds);
+    loopObjects = true;
+    await loopRounds.createAll();
+    // The first update after a start: the product restarted right before it (the loop is a new process every run).
+    const beforeRestart = await waitForQuiet(product);
+    product = await options.restart();
+    productRounds.restarted(product);
+    const firstRound = await updateRounds(productRounds, loopRounds, 0, 1, 'first');
+    const { warmUpRounds, rounds: count } = size.fanOut;
+    const warmUp = await updateRounds(productRounds, loopRounds, 1, warmUpRounds, 'warmUp');
+    const rounds = await updateRounds(productRounds, loopRounds, 1 + warmUpRounds, count, 'rounds');
     const last = await product.scrape();
+    // Both processes' counters: the first's until its restart, the second's from its start.
+    const before = requestsBetween(first, beforeRestart);
+    const after = requestsBetween(parseMetrics(''), last);
     const productResult = {
-      ...summaryOf(productCreateMs, warmUp.product, rounds.product),
+      ...summaryOf(productCreateMs, firstRound, warmUp, rounds),
       updateWrites: median(productRounds.writes),
-      connectionsOpened: last.sum(CONNECTIONS) - first.sum(CONNECTIONS),
-      requests: Object.values(requestsBetween(first, last).byRequest).reduce((sum, n) => sum + n, 0),
+      connectionsOpened: beforeRestart.sum(CONNECTIONS) - first.sum(CONNECTIONS) + last.sum(CONNECTIONS),
+      requests: [before, after].reduce((sum, between) => sum + Object.values(between.byRequest).reduce((a, n) => a + n, 0), 0),
+      rssBytes: await procMemoryBytes(product.pid),
     };
-    const baseline = { ...summaryOf(loopCreateMs, warmUp.loop, rounds.loop), loopCpuMs: median(loopRounds.loopCpuMs), connections: loopRounds.connections, errors: 0 };
+    const loops = loopRounds.sides();
+    const baseline = loops.reduce((best, side) => (side.updateMs < best.updateMs ? side : best));
+    const bestLoop = { createMs: Math.min(...loops.map((l) => l.createMs)), firstUpdateMs: Math.min(...loops.map((l) => l.firstUpdateMs)), updateMs: baseline.updateMs };
     // The baseline's ConfigMaps would otherwise count in the source's rounds and the later sections' API server load.
-    await loop.run('delete', 0);
-    loop = undefined;
-    const source = await sourceSide(kube, product, m, size.fanOut.rounds);
+    await loopRounds.deleteAll();
+    loopObjects = false;
+    const source = await sourceSide(kube, product, m, count);
     return {
       namespaces: m,
       machineCores: availableParallelism(),
       applyParallelism: product.applyParallelism,
       warmUpRounds,
-      rounds: size.fanOut.rounds,
+      rounds: count,
       product: productResult,
+      loops,
       baseline,
+      bestLoop,
       source,
-      createRate: baseline.createMs / productResult.createMs,
-      updateRate: baseline.updateMs / productResult.updateMs,
-      sourceRate: baseline.updateMs / source.updateMs,
+      createRate: bestLoop.createMs / productResult.createMs,
+      firstUpdateRate: bestLoop.firstUpdateMs / productResult.firstUpdateMs,
+      updateRate: bestLoop.updateMs / productResult.updateMs,
+      sourceRate: bestLoop.updateMs / source.updateMs,
+      kruise: options.kruise ? await kruisePeer(size) : { state: 'skipped', reason: '--no-kruise' },
     };
+  } catch (error) {
+    if (loopObjects) await loopRounds?.deleteAll().catch((err: unknown) => console.error(`[bench] fan-out: deleting the loop's ConfigMaps failed: ${String(err)}`));
+    throw error;
   } finally {
     productRounds.stop();
     loopRounds?.stop();
-    // After a failure, which is what the section reports: its ConfigMaps would weigh on the sections after it.
-    await loop?.run('delete', 0).catch((error: unknown) => console.error(`[bench] fan-out: deleting the loop's ConfigMaps failed: ${String(error)}`));
+  }
+}
+
+/** The peer's row, or why there is none: its failure is reported, not the section's. */
+async function kruisePeer(size: BenchSize): Promise<KruisePeer> {
+  try {
+    return { state: 'measured', side: await runKruisePeer(size) };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`[bench] fan-out: the Kruise peer failed: ${reason}`);
+    return { state: 'failed', reason: reason.split('\n')[0] ?? reason };
   }
 }

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
+import { unixMsToPerformance } from './wall-clock.js';
 import { promisify } from 'node:util';
 import type { ResourceDistribution } from '../src/domain/types.js';
 import { ensureBenchProgram } from '../test/control-plane/index.js';
@@ -49,6 +49,5 @@ export async function clientCreatesNamespaces(options: {
   const { stdout } = await promisify(execFile)(binary, args, { maxBuffer: 1 << 22 });
   const answer = JSON.parse(stdout.trim().split('\n').pop() ?? '{}') as NamespacesAnswer;
   if (answer.errors > 0) throw new Error(`the Go loop (namespaces) had ${answer.errors} errors: ${answer.firstError}`);
-  const toPerformance = (unixMs: number): number => unixMs - performance.timeOrigin;
-  return new Map(answer.namespaces.map((ns) => [ns.name, { sentAt: toPerformance(ns.sentAtUnixMs), at: toPerformance(ns.atUnixMs) }]));
+  return new Map(answer.namespaces.map((ns) => [ns.name, { sentAt: unixMsToPerformance(ns.sentAtUnixMs), at: unixMsToPerformance(ns.atUnixMs) }]));
 }

@@ -6,6 +6,7 @@ import type { AdmissionResult } from './admission-latency.js';
 import { fmtBytes, fmtMs, fmtNumber, fmtRatio, table } from './format.js';
 import type { ContentionResult } from './contention.js';
 import type { FanOutResult } from './fan-out.js';
+import { renderFanOut } from './fan-out-report.js';
 import type { LargeAuthorResult, LargeAuthorRow } from './large-author.js';
 import type { LargestResult } from './largest.js';
 import type { LoopHeldResult } from './loop-held.js';
@@ -108,37 +109,6 @@ function renderPropagation(result: PropagationResult): string {
     '',
     `The product made ${fmtNumber(result.requestsPerCopy, 2)} API requests per copy (${result.failedRequests} failed): ` +
       `${Object.entries(result.requests).map(([key, count]) => `${key}: ${count}`).join(', ')}.`,
-  ].join('\n');
-}
-
-function renderFanOut(result: FanOutResult): string {
-  const { product, baseline } = result;
-  return [
-    '## 3. Fan-out',
-    '',
-    `One ConfigMap distribution over ${result.namespaces} namespaces: created, then its template updated ${result.rounds} times after ${plural(result.warmUpRounds, 'warm-up round')} of each side; from the create or update request (an update sent, like the source's replace below, over a connection the read before it opened, as the loop's requests go over one its warm-up opened) until every copy exists / shows the new hash (watch). ` +
-      `Baseline: a client-go loop (HTTP/2, no client rate limit, ${result.applyParallelism} workers = the product's applyParallelism, authenticated with the product's ServiceAccount token) creating, then replacing, ` +
-      `${result.namespaces} ConfigMaps of the same shape (data, label, annotations, the ownerReference to the distribution), from its first request until all are visible through the same kind of watch. ` +
-      `Source changed: a distribution with \`spec.source\` over the same namespaces; the source ConfigMap is replaced and the time runs until every copy carries it (rounds ${result.source.updateRoundsMs.map(fmtMs).join(', ')}), against the same client-go replace loop. ` +
-      `Rate = baseline time / product time (1.00 = as fast as client-go). The product's and the loop's update rounds alternate, and so does which of them goes first. Update rounds: product ${product.updateRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.updateRoundsMs.map(fmtMs).join(', ')}. ` +
-      `Warm-up rounds, not counted (the first rounds after the creates are slower on both sides, and the product's first passes run before V8 has compiled its hot paths): product ${product.warmUpRoundsMs.map(fmtMs).join(', ')}; baseline ${baseline.warmUpRoundsMs.map(fmtMs).join(', ')}.`,
-    '',
-    table(
-      ['', 'product', 'client-go loop', 'rate vs client-go'],
-      [
-        [`create ${result.namespaces}`, fmtMs(product.createMs), fmtMs(baseline.createMs), fmtNumber(result.createRate, 2)],
-        [`update ${result.namespaces} (median)`, fmtMs(product.updateMs), fmtMs(baseline.updateMs), fmtNumber(result.updateRate, 2)],
-        [`source changed, ${result.namespaces} copies follow (median)`, fmtMs(result.source.updateMs), fmtMs(baseline.updateMs), fmtNumber(result.sourceRate, 2)],
-      ],
-    ),
-    '',
-    `Connections: the product opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section; the client-go loop dialled ${baseline.connections} per run. ` +
-      `Product writes per update: ${product.updateWrites}. ` +
-      `The first copy shows the new content ${fmtMs(product.firstCopyMs)} after the update request (median; admission, the watch event and the first slice of the plan come before the first write), the loop's first ConfigMap ${fmtMs(baseline.firstCopyMs)} after its first request.`,
-    '',
-    `CPU time over an update round (median; ${result.machineCores} cores, so a round of T seconds has ${result.machineCores}·T CPU-seconds to share): ` +
-      `product's rounds: the product ${fmtMs(product.updateCpu.product)}, kube-apiserver ${fmtMs(product.updateCpu.apiserver)}, etcd ${fmtMs(product.updateCpu.etcd)}, the whole machine ${fmtMs(product.updateCpu.machine)}; ` +
-      `the loop's rounds: the loop ${fmtMs(baseline.loopCpuMs)}, kube-apiserver ${fmtMs(baseline.updateCpu.apiserver)}, etcd ${fmtMs(baseline.updateCpu.etcd)}, the product (idle) ${fmtMs(baseline.updateCpu.product)}, the whole machine ${fmtMs(baseline.updateCpu.machine)}.`,
   ].join('\n');
 }
 

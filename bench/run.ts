@@ -1,4 +1,4 @@
-// npm run bench [-- --size smoke|default|large] [--only admission,propagation,...] [--out DIR]
+// npm run bench [-- --size smoke|default|large] [--only admission,propagation,...] [--out DIR] [--no-kruise]
 // Starts a local control plane (etcd, kube-apiserver, kube-controller-manager), builds the product
 // and runs it as users do (`node dist/main.js`, local mode) against it, runs the sections in order, prints each section's table as it finishes,
 // writes bench/results/<timestamp>.json (after every section) and bench/results/latest-<size>.md, and
@@ -17,7 +17,7 @@ import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
 import { runMetricsFlood } from './metrics-flood.js';
 import { runMemory, type MemorySample } from './memory.js';
-import { buildProduct, startProduct, type Product } from './product.js';
+import { buildProduct, startProduct, type Product, type ProductOptions } from './product.js';
 import { writeWriterKubeconfig } from './writer-identity.js';
 import { runPropagation } from './propagation.js';
 import { runScale } from './scale.js';
@@ -37,6 +37,15 @@ interface World {
   product: Product;
   /** The product's memory right after its start, before it distributed anything. */
   idle: MemorySample;
+  /** Whether the fan-out runs its OpenKruise peer (not with --no-kruise). */
+  kruise: boolean;
+}
+
+/** The product stopped and started again as users run it (same flags): later sections and the teardown see the new process. */
+async function restartProduct(world: World, options: ProductOptions = {}): Promise<Product> {
+  await world.product.stop();
+  world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, options);
+  return world.product;
 }
 
 async function runSection(name: SectionName, world: World, sections: SectionResults): Promise<void> {
@@ -53,9 +62,14 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
     case 'propagation':
       sections.propagation = await runPropagation({ kube, product, size });
       return;
-    case 'fan-out':
-      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.writerKubeconfigPath, planeDir: world.plane.dir });
+    case 'fan-out': {
+      // It restarts the product right before its first update (see fan-out.ts).
+      const result = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.writerKubeconfigPath, planeDir: world.plane.dir, restart: () => restartProduct(world), kruise: world.kruise });
+      sections['fan-out'] = result;
+      // Its own rows stand; the run fails all the same.
+      if (result.kruise.state === 'failed') throw new Error(`the OpenKruise peer failed: ${result.kruise.reason}`);
       return;
+    }
     case 'memory':
       sections.memory = await runMemory({ product, fleet, idle: world.idle, namespaces: await kube.countNamespaces() });
       return;
@@ -81,8 +95,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
     }
     case 'metrics-flood': {
       // Restarted with RD_METRICS_AUTH, as in a cluster: later sections and the teardown see this process.
-      await world.product.stop();
-      world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, { metricsAuth: true });
+      await restartProduct(world, { metricsAuth: true });
       sections['metrics-flood'] = await runMetricsFlood({ kube, product: world.product, size });
       return;
     }
@@ -116,7 +129,7 @@ async function main(): Promise<number> {
     console.log(`${renderMachine(result.machine)}\n`);
     const writerKubeconfigPath = await writeWriterKubeconfig(plane.kubeConfig, plane.dir);
     product = await startProduct(plane.kubeConfig, writerKubeconfigPath);
-    world = { plane, writerKubeconfigPath, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory() };
+    world = { plane, writerKubeconfigPath, kube, fleet: new Fleet(kube, args.size.clientConcurrency), size: args.size, product, idle: await product.memory(), kruise: args.kruise };
 
     for (const name of order) {
       const started = performance.now();

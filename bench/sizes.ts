@@ -1,5 +1,5 @@
-// Benchmark sizes. `smoke` is what CI runs (about 2-3 minutes on a 2-core machine), `default`
-// (about 25 minutes there, half of it the 10,000 namespaces of the last section) is the workload docs/performance.md quotes: 10 distributions x 100 namespaces
+// Benchmark sizes. `smoke` is what CI runs (about 3-4 minutes on a 2-core machine, half a minute of
+// it the fan-out's OpenKruise peer), `default` (about 28 minutes there, half of it the 10,000 namespaces of the last section) is the workload docs/performance.md quotes: 10 distributions x 100 namespaces
 // created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
 // then 5 ObjectSyncs x 1,000 destinations (5,000 copies) rewritten beside an unrelated change,
 // the largest distribution, then 10,000 listed namespace names admitted for authors RBAC allows there;
@@ -42,8 +42,10 @@ export interface BenchSize {
   /** Namespaces created at a fixed rate while `distributions` select them. */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /**
-   * Namespaces one distribution targets: created, then updated `warmUpRounds` times (reported, not
-   * counted: the first rounds after the creates are slower on both sides), then `rounds` times.
+   * Namespaces one distribution targets: created, then updated once right after a restart (the
+   * first update after a start, reported apart), then `warmUpRounds` times (reported, not counted),
+   * then `rounds` times; each round by the product and by each client-go loop shape, and the same
+   * by OpenKruise's kruise-manager on its own plane (unless --no-kruise).
    */
   fanOut: { namespaces: number; warmUpRounds: number; rounds: number };
   /** How long the converged product is watched doing nothing (periodic sweeps included). */
@@ -139,6 +141,8 @@ export interface BenchArgs {
   sections: SectionName[];
   /** Where results go; default bench/results. */
   outDir: string | undefined;
+  /** Whether the fan-out runs OpenKruise's kruise-manager as its peer (`--no-kruise`: not, where it cannot be built). */
+  kruise: boolean;
 }
 
 function isSizeName(value: string): value is SizeName {
@@ -152,12 +156,13 @@ function isSection(value: string): value is SectionName {
 /**
  * `--size smoke|default|large|xl`, `--only admission,propagation` (default: every section but the
  * optional ones), `--out DIR`, `--scale-namespaces N` (the scale section over N namespaces instead
- * of the size's, for a shorter look at what grows with them).
+ * of the size's, for a shorter look at what grows with them), `--no-kruise` (the fan-out without
+ * its OpenKruise peer; the report says it was skipped).
  */
 export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const { values } = parseArgs({
     args: [...argv],
-    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' }, 'scale-namespaces': { type: 'string' } },
+    options: { size: { type: 'string', default: 'default' }, only: { type: 'string' }, out: { type: 'string' }, 'scale-namespaces': { type: 'string' }, 'no-kruise': { type: 'boolean', default: false } },
     strict: true,
   });
   const size = values.size ?? 'default';
@@ -166,8 +171,9 @@ export function parseBenchArgs(argv: readonly string[]): BenchArgs {
   const unknown = only.filter((s) => !isSection(s));
   if (unknown.length > 0) throw new Error(`--only: unknown section(s) ${unknown.join(', ')}; known: ${[...SECTIONS, ...OPTIONAL_SECTIONS].join(', ')}`);
   const scaleNamespaces = values['scale-namespaces'];
-  if (scaleNamespaces === undefined) return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out };
+  const kruise = values['no-kruise'] !== true;
+  if (scaleNamespaces === undefined) return { size: SIZES[size], sections: only.filter(isSection), outDir: values.out, kruise };
   const namespaces = Number(scaleNamespaces);
   if (!Number.isInteger(namespaces) || namespaces < 1) throw new Error(`--scale-namespaces must be a whole number above 0, got ${scaleNamespaces}`);
-  return { size: { ...SIZES[size], scale: { ...SIZES[size].scale, namespaces } }, sections: only.filter(isSection), outDir: values.out };
+  return { size: { ...SIZES[size], scale: { ...SIZES[size].scale, namespaces } }, sections: only.filter(isSection), outDir: values.out, kruise };
 }

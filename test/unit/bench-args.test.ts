@@ -21,6 +21,14 @@ describe('parseBenchArgs', () => {
     expect(() => parseBenchArgs(argv)).toThrow(message);
   });
 
+  it.each([
+    { argv: [], kruise: true },
+    { argv: ['--size', 'smoke', '--no-kruise'], kruise: false },
+    { argv: ['--only', 'fan-out', '--no-kruise', '--scale-namespaces', '5'], kruise: false },
+  ])('$argv → the fan-out runs its OpenKruise peer: $kruise', ({ argv, kruise }) => {
+    expect(parseBenchArgs(argv).kruise).toBe(kruise);
+  });
+
   it('keeps the size it changes untouched', () => {
     parseBenchArgs(['--scale-namespaces', '7']);
     expect(parseBenchArgs([]).size.scale.namespaces).toBe(10_000);

@@ -12,6 +12,12 @@
 // ConfigMaps allow), delete a DELETE. One request (GET /version) opens the connection before the
 // clock starts. Write errors are counted, not fatal; flag errors exit 2.
 //
+// -slow-start writes the objects in batches the way OpenKruise's ResourceDistribution controller
+// does (its syncItSlowly): a batch of 1, then 2, 4, 8, ... each batch sent at once and waited for
+// whole before the next, doubling up to -concurrency requests in flight (Kruise doubles without a
+// cap; the cap keeps a 10,000-object run from sending 5,000 at once). Without it, -concurrency
+// workers each take the next object as soon as their last request answers.
+//
 // -mode namespaces is the baseline for a new namespace's copies: at -rate namespaces per second,
 // each namespace of the file is created (with the -label labels), and as soon as its create call
 // answers, -configmaps ConfigMaps and -secrets Secrets (NAME-0, NAME-1, ...) are created in it at
@@ -21,10 +27,11 @@
 //
 // Output, one JSON line on stdout:
 //
-//	{"mode":"create","objects":N,"errors":E,"firstError":"","wallMs":F,"requestsPerSecond":R,"connections":C,"cpuMs":U}
+//	{"mode":"create","objects":N,"errors":E,"firstError":"","wallMs":F,"requestsPerSecond":R,"connections":C,"cpuMs":U,"protocol":"HTTP/2.0"}
 //
 // requestsPerSecond counts successful writes only; connections counts TCP connections dialled,
-// the warm-up included; cpuMs is the process's own CPU time (user + system).
+// the warm-up included; cpuMs is the process's own CPU time (user + system); protocol is the HTTP
+// version the API server answered the warm-up with (HTTP/2.0 unless DISABLE_HTTP2 is set).
 package main
 
 import (
@@ -82,6 +89,8 @@ type result struct {
 	Connections       int64   `json:"connections"`
 	// CPU time (user + system) this process spent, its warm-up included.
 	CPUMs float64 `json:"cpuMs"`
+	// The HTTP version of the warm-up's answer.
+	Protocol string `json:"protocol"`
 	// -mode namespaces: each namespace's create call, sent and answered (Unix ms).
 	Namespaces []namespaceTiming `json:"namespaces,omitempty"`
 }
@@ -140,7 +149,8 @@ func main() {
 	name := flag.String("name", "", "ConfigMap name (required)")
 	labels := labelFlags{}
 	flag.Var(labels, "label", "key=value label added to each ConfigMap (repeatable)")
-	concurrency := flag.Int("concurrency", 16, "workers")
+	concurrency := flag.Int("concurrency", 16, "workers (with -slow-start: the largest batch)")
+	slowStart := flag.Bool("slow-start", false, "write in batches of 1, 2, 4, ... up to -concurrency, each waited for whole (create, update, delete)")
 	mode := flag.String("mode", "", "create | update | delete (required)")
 	revision := flag.Int64("revision", 1, "written as data key \"revision\" (create, update)")
 	payloadFile := flag.String("payload", "", "JSON object of data key -> value merged into the data (optional)")
@@ -229,8 +239,9 @@ func main() {
 	if warmErr != nil {
 		fmt.Fprintf(os.Stderr, "write-loop: warm-up GET /version: %v\n", warmErr)
 	} else {
-		fmt.Fprintf(os.Stderr, "write-loop: %s, %d workers, %d objects\n", protocol.Load(), *concurrency, len(namespaces))
+		fmt.Fprintf(os.Stderr, "write-loop: %s, %s, %d objects\n", protocol.Load(), shape(*slowStart, *concurrency), len(namespaces))
 	}
+	usedProtocol, _ := protocol.Load().(string)
 
 	data := make(map[string]string, len(payload)+1)
 	for k, v := range payload {
@@ -264,37 +275,29 @@ func main() {
 	}
 
 	var (
-		next       atomic.Int64
 		failures   atomic.Int64
 		firstMu    sync.Mutex
 		firstError error
-		wg         sync.WaitGroup
 	)
-	started := time.Now()
-	for range *concurrency {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(namespaces) {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
-				err := write(ctx, namespaces[i])
-				cancel()
-				if err != nil {
-					failures.Add(1)
-					firstMu.Lock()
-					if firstError == nil {
-						firstError = fmt.Errorf("%s: %w", namespaces[i], err)
-					}
-					firstMu.Unlock()
-				}
+	writeOne := func(i int) {
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		err := write(ctx, namespaces[i])
+		cancel()
+		if err != nil {
+			failures.Add(1)
+			firstMu.Lock()
+			if firstError == nil {
+				firstError = fmt.Errorf("%s: %w", namespaces[i], err)
 			}
-		}()
+			firstMu.Unlock()
+		}
 	}
-	wg.Wait()
+	started := time.Now()
+	if *slowStart {
+		inBatches(len(namespaces), *concurrency, writeOne)
+	} else {
+		inWorkers(len(namespaces), *concurrency, writeOne)
+	}
 	wall := time.Since(started)
 
 	out := result{
@@ -305,6 +308,7 @@ func main() {
 		// When the clock started, so that a caller can time "first request -> all visible" on its own clock.
 		StartedAtUnixMs: unixMs(started),
 		Connections:     connections.Load(),
+		Protocol:        usedProtocol,
 	}
 	if firstError != nil {
 		out.FirstError = firstError.Error()
@@ -313,6 +317,50 @@ func main() {
 		out.RequestsPerSecond = round(float64(out.Objects-out.Errors)/seconds, 1)
 	}
 	emit(out)
+}
+
+func shape(slowStart bool, concurrency int) string {
+	if slowStart {
+		return fmt.Sprintf("slow start to %d in flight", concurrency)
+	}
+	return fmt.Sprintf("%d workers", concurrency)
+}
+
+// inWorkers calls write(0..count-1) from `workers` goroutines, each taking the next index as soon
+// as its last call returns.
+func inWorkers(count, workers int, write func(int)) {
+	var (
+		next atomic.Int64
+		wg   sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := int(next.Add(1) - 1); i < count; i = int(next.Add(1) - 1) {
+				write(i)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// inBatches calls write(0..count-1) in batches of 1, 2, 4, ... (at most maxBatch): every call of a
+// batch at once, the next batch once all of them have returned.
+func inBatches(count, maxBatch int, write func(int)) {
+	for done, batch := 0, 1; done < count; batch = min(2*batch, maxBatch) {
+		size := min(batch, count-done)
+		var wg sync.WaitGroup
+		for i := done; i < done+size; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				write(i)
+			}()
+		}
+		wg.Wait()
+		done += size
+	}
 }
 
 func emit(out result) {

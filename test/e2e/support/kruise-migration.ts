@@ -10,8 +10,7 @@
 // on in our words; kubectl reads both versions. On a control plane of its own: OpenKruise's
 // webhooks and CRD are not for a shared one.
 import { execFile } from 'node:child_process';
-import { mkdir, mkdtemp, readdir, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { CoreV1Api, CustomObjectsApi, Watch, type KubeConfig } from '@kubernetes/client-node';
@@ -21,9 +20,9 @@ import { GROUP, PLURAL } from '../../../src/domain/types.js';
 import { DISTRIBUTION_CRD as RD_CRD } from '../../../src/k8s/crd-conversion.js';
 import { startLocalServer, type RunningServer } from '../../../src/main.js';
 import { createMetrics } from '../../../src/metrics.js';
-import { applyManifestFiles, ensureTool, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../../control-plane/index.js';
-import { freePorts } from '../../control-plane/network.js';
-import { startProcess, type ManagedProcess } from '../../control-plane/processes.js';
+import { ensureTool, startControlPlane, waitForCrdEstablished, type ControlPlane } from '../../control-plane/index.js';
+import { applyKruiseCrds, startKruise } from '../../control-plane/kruise-manager.js';
+import type { ManagedProcess } from '../../control-plane/processes.js';
 import { connectionOf } from '../../kube-client.js';
 import { uniqueName, waitFor } from './cluster.js';
 import { startSwitchTraffic, type SwitchTraffic, type TrafficResult } from './kruise-switch-traffic.js';
@@ -101,35 +100,6 @@ async function kruiseKubeconfig(plane: ControlPlane): Promise<string> {
   for (const entry of config.users) entry.user.as = KRUISE_USER;
   const path = join(plane.dir, 'kruise-manager.kubeconfig');
   await writeFile(path, stringify(config));
-  return path;
-}
-
-async function startKruise(plane: ControlPlane, binary: string): Promise<ManagedProcess> {
-  const [webhook, metrics, health] = await freePorts(3);
-  const certs = join(plane.dir, 'kruise-certs');
-  await mkdir(certs, { recursive: true });
-  const env = [`WEBHOOK_HOST=127.0.0.1`, `WEBHOOK_PORT=${String(webhook)}`, `WEBHOOK_CERT_DIR=${certs}`, `POD_NAMESPACE=${KRUISE_NAMESPACE}`];
-  const args = [
-    ...env,
-    binary,
-    `--kubeconfig=${await kruiseKubeconfig(plane)}`,
-    '--enable-leader-election=false',
-    `--metrics-addr=127.0.0.1:${String(metrics)}`,
-    `--health-probe-addr=127.0.0.1:${String(health)}`,
-    '--feature-gates=ResourceDistributionGate=true',
-  ];
-  return startProcess('kruise-manager', '/usr/bin/env', args, plane.dir);
-}
-
-/** OpenKruise's ResourceDistribution CRD as its release installs it: with the conversion webhook its kustomization patches in. */
-async function kruiseDistributionCrd(bases: string): Promise<string> {
-  const crd = parse(await readFile(join(bases, 'apps.kruise.io_resourcedistributions.yaml'), 'utf8')) as { spec: Record<string, unknown> };
-  crd.spec.conversion = {
-    strategy: 'Webhook',
-    webhook: { clientConfig: { service: { namespace: KRUISE_NAMESPACE, name: 'kruise-webhook-service', path: '/convert' } }, conversionReviewVersions: ['v1', 'v1beta1'] },
-  };
-  const path = join(await mkdtemp(join(tmpdir(), 'rd-kruise-crd-')), 'apps.kruise.io_resourcedistributions.yaml');
-  await writeFile(path, stringify(crd));
   return path;
 }
 
@@ -218,21 +188,12 @@ async function expectBothVersions(running: Running, custom: CustomObjectsApi, na
 /** The control plane with every CRD of OpenKruise's (kruise-manager needs each), its RBAC and webhooks, and kruise-manager started. */
 async function startWithKruise(build: KruiseBuild): Promise<Running> {
   const [source, binary, kubectlPath] = await Promise.all([build.sourceDir(), build.binary(), ensureTool('kubectl')]);
-  const plane = await startControlPlane({
-    beforeControllerManager: async (kc) => {
-      // Before the garbage collector starts, so that it knows the types from the start.
-      const bases = join(source, 'config/crd/bases');
-      const others = (await readdir(bases)).filter((file) => file !== 'apps.kruise.io_resourcedistributions.yaml' && file.endsWith('.yaml'));
-      await applyManifestFiles(kc, others.map((file) => join(bases, file)));
-      await applyManifestFiles(kc, [await kruiseDistributionCrd(bases)]);
-      await waitForCrdEstablished(kc, RD_CRD);
-    },
-  });
+  const plane = await startControlPlane({ beforeControllerManager: (kc) => applyKruiseCrds(kc, source) });
   const running: Running = { plane, kubectlPath };
   await kubectl(running, ['create', 'namespace', KRUISE_NAMESPACE]);
   await kubectl(running, ['apply', '-f', '-'], await kruiseRbac(source));
   await kubectl(running, ['apply', '-f', '-'], await kruiseWebhooks(source));
-  running.kruise = await startKruise(plane, binary);
+  running.kruise = await startKruise(await kruiseKubeconfig(plane), plane.dir, { binary });
   return running;
 }
 

@@ -1,0 +1,175 @@
+// The fan-out's peer: OpenKruise v1.9.0's kruise-manager doing the same distribution over the same
+// namespaces, on a control plane of its own (its CRD, conversion and webhooks are not for the
+// product's plane), one controller at a time: the product's plane is idle meanwhile. The same
+// M namespaces with the same label, the same distribution (the fleet's template, same size);
+// created, then kruise-manager restarted and the template updated (the first update after a start,
+// on a cold process with cold connections), then warm-up and timed update rounds, as ours.
+//
+// Flags (KRUISE_FLAGS): its client's rate limit raised far above what the API server takes here
+// (--rest-config-qps=2000 --rest-config-burst=4000; its defaults, 30 and 50, would make it the
+// slowest side by construction) and 16 ResourceDistribution workers (default 3). kruise-manager
+// v1.9.0 has no flag selecting controllers: every controller starts, the others idle (no objects
+// of their kinds exist); ResourceDistributionGate is on.
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { GROUP, PLURAL, VERSION } from '../src/domain/types.js';
+import { startKruise, startKruisePlane, type KruiseManager } from '../test/control-plane/kruise-manager.js';
+import { BenchKube, GROUP_LABEL, numberedNames } from './bench-kube.js';
+import { FLEET_GROUP, fleetDistribution, fleetDistributionName } from './fleet.js';
+import { watchObjects } from './object-watch.js';
+import { procMemoryBytes } from './product.js';
+import { parseMetrics } from './scrape.js';
+import type { BenchSize } from './sizes.js';
+import { median } from './stats.js';
+import { Tracker } from './tracker.js';
+import { waitUntil } from './wait.js';
+
+export const KRUISE_FLAGS = ['--rest-config-qps=2000', '--rest-config-burst=4000', '--resourcedistribution-workers=16'] as const;
+
+export interface KruiseSide {
+  version: string;
+  flags: string[];
+  /** Create request -> M copies visible. */
+  createMs: number;
+  /** kruise-manager restarted, then its first update: request -> M copies with the new content. */
+  firstUpdateMs: number;
+  /** Median of the timed rounds, after the warm-up ones. */
+  updateMs: number;
+  updateRoundsMs: number[];
+  warmUpRoundsMs: number[];
+  /** kruise-manager's RSS (VmRSS) after the last round. */
+  rssBytes: number;
+}
+
+/** Whether the peer ran: `skipped` (--no-kruise) or `failed` carry why, and the fan-out keeps its own rows. */
+export type KruisePeer = { state: 'measured'; side: KruiseSide } | { state: 'skipped' | 'failed'; reason: string };
+
+const say = (line: string): void => console.error(`[bench] fan-out, Kruise: ${line}`);
+
+/** Sum of kruise-manager's API requests so far (controller-runtime's client metrics). */
+async function kruiseRequests(kruise: KruiseManager): Promise<number> {
+  const response = await fetch(kruise.metricsUrl);
+  return parseMetrics(await response.text()).sum('rest_client_requests_total');
+}
+
+/** Until kruise-manager has made no API request for `quietMs` (its start's resyncs and status writes done). */
+async function waitForKruiseQuiet(kruise: KruiseManager, quietMs = 1500, timeoutMs = 120_000): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  let last = await kruiseRequests(kruise);
+  for (;;) {
+    await sleep(quietMs);
+    const now = await kruiseRequests(kruise);
+    if (now === last) return;
+    if (performance.now() > deadline) throw new Error(`kruise-manager not quiet within ${timeoutMs / 1000} s`);
+    last = now;
+  }
+}
+
+/** Until kruise-manager's webhook admits a distribution (a dry-run create): it serves its webhooks and conversion. */
+async function waitForKruiseWebhook(kube: BenchKube, kruise: KruiseManager): Promise<void> {
+  const probe = { ...fleetDistribution(0), metadata: { name: 'bench-kruise-probe' } };
+  await waitUntil(
+    "kruise-manager's webhook",
+    async () => {
+      if (kruise.hasExited()) throw new Error(`kruise-manager exited:\n${await kruise.tail(4_000)}`);
+      return kube.custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: probe, dryRun: 'All' }).then(
+        () => true,
+        () => false,
+      );
+    },
+    180_000,
+    undefined,
+    1_000,
+  );
+}
+
+class KruiseRun {
+  private readonly name = fleetDistributionName(0);
+  private readonly tracker = new Tracker((object) => object.data.revision ?? '');
+  private kruise: KruiseManager | undefined;
+  private watch: { stop(): void } | undefined;
+
+  constructor(
+    private readonly kube: BenchKube,
+    private readonly start: () => Promise<KruiseManager>,
+    private readonly m: number,
+  ) {}
+
+  async begin(namespaces: readonly string[], concurrency: number): Promise<void> {
+    await this.kube.createNamespaces(namespaces, { [GROUP_LABEL]: FLEET_GROUP }, concurrency);
+    this.watch = await watchObjects(this.kube.kc, ['ConfigMap'], '', (type, object, atMs) => {
+      if (object.name !== this.name) return;
+      if (type === 'DELETED') this.tracker.forget(object, atMs);
+      else this.tracker.observe(object, atMs);
+    });
+    await this.restart();
+  }
+
+  /** kruise-manager (again): serving, and quiet after its start. */
+  async restart(): Promise<void> {
+    await this.kruise?.stop(10_000);
+    this.kruise = await this.start();
+    await waitForKruiseWebhook(this.kube, this.kruise);
+    await waitForKruiseQuiet(this.kruise);
+  }
+
+  async create(): Promise<number> {
+    this.tracker.expect((revision) => revision === '1');
+    const created = performance.now();
+    await this.kube.createDistribution(fleetDistribution(0));
+    return (await this.tracker.lastReachedAfter(this.m, `Kruise's ${this.m} copies`)) - created;
+  }
+
+  async update(revision: number): Promise<number> {
+    if (this.kruise === undefined) throw new Error('kruise-manager is not running');
+    await waitForKruiseQuiet(this.kruise);
+    this.tracker.expect((value) => value === String(revision));
+    const started = await this.kube.updateDistribution(this.name, (rd) => {
+      rd.spec.resource = fleetDistribution(0, revision).spec.resource;
+    });
+    return (await this.tracker.lastReachedAfter(this.m, `Kruise's ${this.m} copies updated`)) - started;
+  }
+
+  async rss(): Promise<number> {
+    return this.kruise === undefined ? Number.NaN : procMemoryBytes(this.kruise.pid);
+  }
+
+  async tail(): Promise<string> {
+    return (await this.kruise?.tail(4_000)) ?? '';
+  }
+
+  async end(): Promise<void> {
+    this.watch?.stop();
+    await this.kruise?.stop(10_000);
+  }
+}
+
+/** The peer's row: a fresh plane, kruise-manager on it, the same distribution over `namespaces` namespaces. */
+export async function runKruisePeer(size: BenchSize): Promise<KruiseSide> {
+  const m = size.fanOut.namespaces;
+  const started = performance.now();
+  const plane = await startKruisePlane({ log: (line) => say(line) });
+  const kube = new BenchKube(plane.kubeConfig);
+  const run = new KruiseRun(kube, () => startKruise(plane.kubeconfigPath, plane.dir, { flags: KRUISE_FLAGS }), m);
+  try {
+    await run.begin(numberedNames('bench-fleet-ns', 0, m), size.clientConcurrency);
+    const createMs = await run.create();
+    say(`${m} copies created in ${createMs.toFixed(0)} ms; restarting kruise-manager before its first update`);
+    await run.restart();
+    const firstUpdateMs = await run.update(2);
+    const { warmUpRounds, rounds } = size.fanOut;
+    const warmUpRoundsMs: number[] = [];
+    for (let round = 0; round < warmUpRounds; round++) warmUpRoundsMs.push(await run.update(3 + round));
+    const updateRoundsMs: number[] = [];
+    for (let round = 0; round < rounds; round++) updateRoundsMs.push(await run.update(3 + warmUpRounds + round));
+    const rssBytes = await run.rss();
+    say(`done in ${((performance.now() - started) / 1000).toFixed(1)} s, its plane's start included`);
+    return { version: 'v1.9.0', flags: [...KRUISE_FLAGS], createMs, firstUpdateMs, updateMs: median(updateRoundsMs), updateRoundsMs, warmUpRoundsMs, rssBytes };
+  } catch (error) {
+    throw new Error(`${error instanceof Error ? error.message : String(error)}\nkruise-manager log:\n${await run.tail()}`, { cause: error });
+  } finally {
+    kube.close();
+    await run.end();
+    await plane.stop();
+  }
+}
