@@ -218,11 +218,13 @@ async function boot(
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only
-// readiness signal: both controllers started and the garbage collector's monitors synced.
+// readiness signal: both controllers started and the garbage collector's monitors synced. These are
+// the controllers' own lines, the same from v1.30 to v1.37 but for the case of the last (v1.37 no
+// longer logs "Started controller" at the default verbosity).
 const CONTROLLERS_READY = [
-  /"Started controller" controller="namespace-controller"/,
-  /"Started controller" controller="garbage-collector-controller"/,
-  /all resource monitors have synced/,
+  /"Starting namespace controller"/,
+  /"Starting controller" .*controller="garbagecollector"/,
+  /all resource monitors have synced/i,
 ];
 
 async function waitForControllers(child: ManagedProcess, timeoutMs: number): Promise<void> {
