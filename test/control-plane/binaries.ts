@@ -10,6 +10,33 @@ import { acquireLock } from './build-lock.js';
 /** The Go wrapper module that pins Kubernetes and etcd (go.mod, go.sum, tools.go). */
 export const MODULE_DIR = dirname(fileURLToPath(import.meta.url));
 
+/**
+ * The wrapper modules of the version matrix (`npm run test:k8s-versions`), one per Kubernetes
+ * minor: versions/v<major>.<minor>/, written by versions/new-version.sh.
+ */
+export const VERSIONS_DIR = join(MODULE_DIR, 'versions');
+
+/** What selects a wrapper module of VERSIONS_DIR instead of this folder's, e.g. `1.30`. */
+export const KUBERNETES_VERSION_VARIABLE = 'RD_KUBERNETES_VERSION';
+
+/**
+ * The wrapper module that pins the Kubernetes servers, etcd and kubectl of this run: this folder's,
+ * or the one of VERSIONS_DIR that RD_KUBERNETES_VERSION (a minor, `1.30`) names. Tools pinned by
+ * their own modules (helm, promtool, ...) do not change with it.
+ */
+export async function kubernetesModuleDir(selected = process.env[KUBERNETES_VERSION_VARIABLE]): Promise<string> {
+  if (!selected) return MODULE_DIR;
+  if (!/^1\.\d{1,3}$/.test(selected)) throw new Error(`${KUBERNETES_VERSION_VARIABLE}=${selected} is not a Kubernetes minor such as 1.30`);
+  const dir = join(VERSIONS_DIR, `v${selected}`);
+  try {
+    await access(join(dir, 'go.mod'), constants.R_OK);
+  } catch {
+    const known = (await readdir(VERSIONS_DIR)).filter((name) => /^v1\.\d+$/.test(name)).map((name) => name.slice(1));
+    throw new Error(`no wrapper module for Kubernetes ${selected} in ${VERSIONS_DIR} (have: ${known.join(', ') || 'none'}; add one with new-version.sh)`);
+  }
+  return dir;
+}
+
 export interface BinaryPaths {
   etcd: string;
   kubeApiserver: string;
@@ -27,6 +54,8 @@ interface BinarySpec {
   pkg: string;
   /** The wrapper module that pins it; default MODULE_DIR. */
   moduleDir?: string;
+  /** Built per selected Kubernetes version (the servers, etcd, kubectl) rather than once per default. */
+  perKubernetesVersion?: boolean;
   /** Linker flags (-ldflags). */
   ldflags?: string;
 }
@@ -43,17 +72,19 @@ function kubernetesLdflags(version: string): string {
     .join(' ');
 }
 
-/** A binary of the Kubernetes module: its file name carries the version it is stamped with. */
-function kubernetesBinary(name: string, version: string): BinarySpec {
-  return { file: `${name}-${version}`, pkg: `k8s.io/kubernetes/cmd/${name}`, ldflags: kubernetesLdflags(version) };
+/** A binary of the selected Kubernetes module: its file name carries the version it is stamped with. */
+async function kubernetesBinary(name: string): Promise<BinarySpec> {
+  const moduleDir = await kubernetesModuleDir();
+  const version = await kubernetesVersion(join(moduleDir, 'go.mod'));
+  return { file: `${name}-${version}`, pkg: `k8s.io/kubernetes/cmd/${name}`, ldflags: kubernetesLdflags(version), moduleDir, perKubernetesVersion: true };
 }
 
 async function serverSpecs(): Promise<(BinarySpec & { key: keyof BinaryPaths })[]> {
-  const version = await kubernetesVersion();
+  const moduleDir = await kubernetesModuleDir();
   return [
-    { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3' },
-    { key: 'kubeApiserver', ...kubernetesBinary('kube-apiserver', version) },
-    { key: 'kubeControllerManager', ...kubernetesBinary('kube-controller-manager', version) },
+    { key: 'etcd', file: 'etcd', pkg: 'go.etcd.io/etcd/server/v3', moduleDir, perKubernetesVersion: true },
+    { key: 'kubeApiserver', ...(await kubernetesBinary('kube-apiserver')) },
+    { key: 'kubeControllerManager', ...(await kubernetesBinary('kube-controller-manager')) },
   ];
 }
 
@@ -85,10 +116,13 @@ export async function goVersion(): Promise<string> {
   }
 }
 
-/** `${XDG_CACHE_HOME:-~/.cache}/resource-distributor/k8s-<version>-<go version>/bin` */
-export async function binaryCacheDir(): Promise<string> {
+/**
+ * `${XDG_CACHE_HOME:-~/.cache}/resource-distributor/k8s-<version>-<go version>/bin`, for the
+ * Kubernetes version of `moduleDir` (by default this folder's, where every tool goes).
+ */
+export async function binaryCacheDir(moduleDir = MODULE_DIR): Promise<string> {
   const cacheHome = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  const [k8s, go] = await Promise.all([kubernetesVersion(), goVersion()]);
+  const [k8s, go] = await Promise.all([kubernetesVersion(join(moduleDir, 'go.mod')), goVersion()]);
   return join(cacheHome, 'resource-distributor', `k8s-${k8s}-${go}`, 'bin');
 }
 
@@ -161,7 +195,8 @@ const defaultLog = (line: string): void => console.error(`[control-plane] ${line
 
 /** Builds the missing ones of `specs` into binaryCacheDir() under `lockName`; returns that folder. */
 async function ensureBuilt(specs: readonly BinarySpec[], lockName: string, log: (line: string) => void): Promise<string> {
-  const binDir = await binaryCacheDir();
+  // One folder per call: the specs of a call are all per Kubernetes version, or none is.
+  const binDir = await binaryCacheDir(specs.some((spec) => spec.perKubernetesVersion) ? await kubernetesModuleDir() : MODULE_DIR);
   if ((await missingBinaries(binDir, specs)).length === 0) return binDir;
 
   await mkdir(binDir, { recursive: true });
@@ -177,7 +212,7 @@ async function ensureBuilt(specs: readonly BinarySpec[], lockName: string, log: 
 
 /**
  * Returns the paths of etcd, kube-apiserver and kube-controller-manager, building the missing ones
- * from the Go module in this folder into a per-version cache outside the repository.
+ * from the selected Go module (kubernetesModuleDir()) into a per-version cache outside the repository.
  */
 export async function ensureBinaries(options: EnsureBinariesOptions = {}): Promise<BinaryPaths> {
   const specs = await serverSpecs();
@@ -207,9 +242,9 @@ export async function ensureBenchProgram(name: BenchProgram, options: EnsureBina
 /** Kubernetes servers beyond the control plane's own (the node tier's kubelet and scheduler), same version as the API server. */
 export type KubernetesServer = 'kubelet' | 'kube-scheduler';
 
-/** Returns the path of `name` built from this module (file `<name>-<version>`); its own lock, like the tools. */
+/** Returns the path of `name` built from the selected Kubernetes module (file `<name>-<version>`); its own lock, like the tools. */
 export async function ensureKubernetesServer(name: KubernetesServer, options: EnsureBinariesOptions = {}): Promise<string> {
-  const spec = kubernetesBinary(name, await kubernetesVersion());
+  const spec = await kubernetesBinary(name);
   return join(await ensureBuilt([spec], `.${name}.lock`, options.log ?? defaultLog), spec.file);
 }
 
@@ -240,7 +275,7 @@ async function sourceHash(dir: string): Promise<string> {
 
 async function toolSpec(name: ToolName): Promise<BinarySpec> {
   // kubectl comes from the same Kubernetes module as the servers.
-  if (name === 'kubectl') return kubernetesBinary('kubectl', await kubernetesVersion());
+  if (name === 'kubectl') return kubernetesBinary('kubectl');
   const { module, pkg } = TOOL_MODULES[name];
   const moduleDir = join(TOOLS_DIR, name);
   const file = `${name}-${await requiredVersion(join(moduleDir, 'go.mod'), module)}`;

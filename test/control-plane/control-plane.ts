@@ -4,13 +4,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KubeConfig } from '@kubernetes/client-node';
-import { ensureBinaries, ensureKubernetesServer, type BinaryPaths } from './binaries.js';
+import { ensureBinaries, ensureKubernetesServer, kubernetesModuleDir, kubernetesVersion, type BinaryPaths } from './binaries.js';
 import { registerTeardown } from './exit-hooks.js';
 import { writeKubeconfig } from './kubeconfig.js';
 import { freePorts, httpGet, waitUntilReady, type TlsClient } from './network.js';
 import { WEBHOOK_CLIENT_NAME, writeControlPlanePki } from './pki.js';
 import { startProcess, type ManagedProcess } from './processes.js';
-import { admissionConfigFiles, apiserverArgs, controllerManagerArgs, etcdArgs, schedulerArgs, type Ports } from './server-args.js';
+import { admissionConfigFiles, apiserverArgs, apiserverVersionArgs, controllerManagerArgs, etcdArgs, schedulerArgs, type Ports } from './server-args.js';
 
 export interface ControlPlane {
   kubeconfigPath: string;
@@ -95,9 +95,11 @@ function portInUse(error: unknown): boolean {
 export async function startControlPlane(options: StartControlPlaneOptions = {}): Promise<ControlPlane> {
   const log = options.log ?? ((line: string) => console.error(`[control-plane] ${line}`));
   const binaries = options.binaries ?? (await ensureBinaries({ log }));
+  const versionFlags = apiserverVersionArgs(await kubernetesVersion(join(await kubernetesModuleDir(), 'go.mod')));
+  const apiserverFlags = [...versionFlags, ...(options.apiserverFlags ?? [])];
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(binaries, { ...options, log });
+      return await startOnce(binaries, { ...options, apiserverFlags, log });
     } catch (error) {
       // Another process may grab a port between choosing it and the server binding it.
       if (!portInUse(error) || attempt >= ATTEMPTS) throw error;
@@ -218,11 +220,13 @@ async function boot(
 }
 
 // kube-controller-manager runs without a serving port (--secure-port=0), so its log is the only
-// readiness signal: both controllers started and the garbage collector's monitors synced.
+// readiness signal: both controllers started and the garbage collector's monitors synced. These are
+// the controllers' own lines, the same from v1.30 to v1.37 but for the case of the last (v1.37 no
+// longer logs "Started controller" at the default verbosity).
 const CONTROLLERS_READY = [
-  /"Started controller" controller="namespace-controller"/,
-  /"Started controller" controller="garbage-collector-controller"/,
-  /all resource monitors have synced/,
+  /"Starting namespace controller"/,
+  /"Starting controller" .*controller="garbagecollector"/,
+  /all resource monitors have synced/i,
 ];
 
 async function waitForControllers(child: ManagedProcess, timeoutMs: number): Promise<void> {

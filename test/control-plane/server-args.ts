@@ -77,6 +77,17 @@ export function apiserverArgs(dir: string, ports: Ports, pki: ControlPlanePki, {
 }
 
 /**
+ * What one Kubernetes minor needs beyond apiserverArgs: from v1.37 the API server refuses a
+ * loopback advertise address while it keeps the `kubernetes` Service's endpoints, so no reconciler
+ * keeps them (clients here reach the API server by its URL; the node tier routes the Service IP
+ * itself).
+ */
+export function apiserverVersionArgs(kubernetesVersion: string): string[] {
+  const minor = Number(kubernetesVersion.replace(/^v/, '').split('.')[1]);
+  return minor >= 37 ? ['--endpoint-reconciler-type=none'] : [];
+}
+
+/**
  * The garbage collector (ownerReference cascading deletion) and the namespace controller
  * (finishing namespace deletion), the behaviours the product relies on; and the ClusterRole
  * aggregation controller, so that the built-in admin, edit and view roles hold their rules and a

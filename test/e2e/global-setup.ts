@@ -1,5 +1,6 @@
 import type { TestProject } from 'vitest/node';
-import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, startControlPlane, startConversionServer, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
+import { join } from 'node:path';
+import { applyManifestFiles, CRD_DIR, ensureLua, ensureTool, kubernetesModuleDir, kubernetesVersion, startControlPlane, startConversionServer, waitForCrdEstablished, type ToolName } from '../control-plane/index.js';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,6 +13,8 @@ declare module 'vitest' {
     lua: string;
     /** The run's conversion webhook of the ResourceDistribution CRD (see test/control-plane/conversion-server.ts). */
     conversion: { url: string; caPem: string };
+    /** The version of the wrapper module the servers were built from (RD_KUBERNETES_VERSION selects one: npm run test:k8s-versions). */
+    kubernetesVersion: string;
   }
 }
 
@@ -51,6 +54,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
     throw error;
   }
   project.provide('kubeconfigPath', plane.kubeconfigPath);
+  project.provide('kubernetesVersion', await kubernetesVersion(join(await kubernetesModuleDir(), 'go.mod')));
   project.provide('webhookClient', plane.webhookClient);
   return async () => {
     await conversion?.stop();
