@@ -12,7 +12,6 @@ import {
   ANNOTATION_TIMESTAMP,
   LABEL_DISTRIBUTION,
   type Action,
-  type OwnerReference,
   type Resource,
   type ResolvedDistribution,
   type ResourceDistribution,
@@ -37,10 +36,6 @@ export function createOnceDecision(rd: ResolvedDistribution, existing: Resource)
   return isControlledBy(rd, existing) && existing.metadata.labels?.[LABEL_DISTRIBUTION] === rd.metadata.name ? 'present' : 'claim';
 }
 
-function isOurRef(ref: OwnerReference, rd: ResourceDistribution): boolean {
-  return isDistributionRef(ref, rd.metadata.name);
-}
-
 /** The copy as found, with our label, `from` annotation and controller reference: its content stays the namespace's. */
 export function claimedCopy(rd: ResolvedDistribution, existing: Resource): Resource {
   const { metadata } = existing;
@@ -50,7 +45,7 @@ export function claimedCopy(rd: ResolvedDistribution, existing: Resource): Resou
       ...metadata,
       labels: { ...metadata.labels, [LABEL_DISTRIBUTION]: rd.metadata.name },
       annotations: { ...metadata.annotations, [ANNOTATION_FROM]: rd.metadata.name },
-      ownerReferences: [...(metadata.ownerReferences ?? []).filter((ref) => !isOurRef(ref, rd)), controllerRefTo(rd)],
+      ownerReferences: [...(metadata.ownerReferences ?? []).filter((ref) => !isDistributionRef(ref, rd.metadata.name)), controllerRefTo(rd)],
     },
   };
 }
@@ -64,7 +59,7 @@ export function releasedCopy(rd: ResourceDistribution, existing: Resource): Reso
   delete labels[LABEL_DISTRIBUTION];
   const annotations = { ...metadata.annotations };
   for (const key of OUR_ANNOTATIONS) delete annotations[key];
-  const owners = (metadata.ownerReferences ?? []).filter((ref) => !isOurRef(ref, rd));
+  const owners = (metadata.ownerReferences ?? []).filter((ref) => !isDistributionRef(ref, rd.metadata.name));
   delete metadata.labels;
   delete metadata.annotations;
   delete metadata.ownerReferences;
