@@ -21,6 +21,7 @@ import { performance } from 'node:perf_hooks';
 import { promisify } from 'node:util';
 import type { V1ConfigMap } from '@kubernetes/client-node';
 import { ANNOTATION_HASH, API_VERSION, KIND, LABEL_DISTRIBUTION, type ResourceDistribution } from '../src/domain/types.js';
+import { controllerRefTo } from '../src/domain/render.js';
 import { ensureBenchProgram } from '../test/control-plane/index.js';
 import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
@@ -147,9 +148,8 @@ class GoLoop {
     const dir = await mkdtemp(join(tmpdir(), 'rd-bench-loop-'));
     const template = fleetDistribution(0).spec.resource;
     const files = { namespaces: join(dir, 'namespaces'), payload: join(dir, 'payload.json'), annotations: join(dir, 'annotations.json'), owners: join(dir, 'owners.json') };
-    // A copy's ownerReference (to the fan-out distribution): the garbage collector tracks both alike.
-    const { apiVersion, kind, metadata } = owner;
-    await writeFile(files.owners, JSON.stringify([{ apiVersion, kind, name: metadata.name, uid: metadata.uid, controller: true, blockOwnerDeletion: true }]));
+    // A copy's ownerReference (to the fan-out distribution, in the version a copy names): the garbage collector tracks both alike.
+    await writeFile(files.owners, JSON.stringify([controllerRefTo(owner)]));
     await writeFile(files.namespaces, `${namespaces.join('\n')}\n`);
     // The same data and the same metadata sizes as a copy, less the revision the loop writes itself.
     const { revision: _, ...data } = template.data ?? {};

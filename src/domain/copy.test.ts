@@ -33,7 +33,7 @@ describe('renderCopy', () => {
         },
         ownerReferences: [
           {
-            apiVersion: 'apps.kruise.io/v1alpha1',
+            apiVersion: 'apps.kruise.io/v1beta1',
             kind: 'ResourceDistribution',
             name: 'shared',
             uid: 'uid-shared',
@@ -296,6 +296,10 @@ describe('isInSync', () => {
     ['hash annotation stale', copyOf(secretRd, 'n').annotation(ANNOTATION_HASH, 'old').build(), false],
     ['our label removed', copyOf(secretRd, 'n').withoutLabel(LABEL_DISTRIBUTION).build(), false],
     ['owner reference missing', copyOf(secretRd, 'n').owners().build(), false],
+    // Written by an earlier release or by OpenKruise v1.9 (v1alpha1): kept, not rewritten for the version alone.
+    ['owner reference in v1alpha1', copyOf(secretRd, 'n').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'creds')).build(), true],
+    ['owner reference in v1beta1', copyOf(secretRd, 'n').owners(controllerRef('apps.kruise.io/v1beta1', 'ResourceDistribution', 'creds')).build(), true],
+    ['owner reference in a version not served', copyOf(secretRd, 'n').owners(controllerRef('apps.kruise.io/v2', 'ResourceDistribution', 'creds')).build(), false],
     [
       'owner reference with a stale uid',
       copyOf(secretRd, 'n').owners(controllerRef('apps.kruise.io/v1alpha1', 'ResourceDistribution', 'creds', 'old')).build(),

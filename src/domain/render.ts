@@ -1,4 +1,5 @@
 // The desired copy of a distribution's template in one namespace.
+import { V1BETA1 } from './conversion.js';
 import { hashResource } from './hash.js';
 import { templateKeysRecord } from './template-metadata.js';
 import { isCoreDataKind } from './kinds.js';
@@ -10,7 +11,7 @@ import {
   ANNOTATION_OBJECT_SYNC,
   ANNOTATION_TEMPLATE_METADATA,
   ANNOTATION_TIMESTAMP,
-  API_VERSION,
+  GROUP,
   KIND,
   LABEL_DISTRIBUTION,
   type ObjectMeta,
@@ -35,9 +36,17 @@ const SERVER_SET_METADATA: ReadonlySet<string> = new Set([
   'namespace',
 ]);
 
+/**
+ * The version a copy's owner reference names: the one discovery prefers (the highest served), which
+ * the garbage collector watches. A reference in another version makes the collector verify each
+ * new copy's owner with a GET in that version, converted by our webhook: one read and one
+ * conversion per copy created, for nothing. Either version counts as ours when read back.
+ */
+export const OWNER_API_VERSION = `${GROUP}/${V1BETA1}`;
+
 export function controllerRefTo(rd: ResourceDistribution): OwnerReference {
   return {
-    apiVersion: API_VERSION,
+    apiVersion: OWNER_API_VERSION,
     kind: KIND,
     name: rd.metadata.name,
     uid: rd.metadata.uid ?? '',

@@ -2,6 +2,7 @@
 // and are put back when someone edits or deletes them.
 import { describe, expect, it } from 'vitest';
 import { ANNOTATION_FROM, ANNOTATION_HASH, LABEL_DISTRIBUTION, type Resource } from '../../src/domain/types.js';
+import { apiserverMetrics } from '../control-plane/apiserver-metrics.js';
 import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
 import { useReconcileSuite } from './fixtures/reconcile-suite.js';
 import { uniqueName } from './support/cluster.js';
@@ -17,6 +18,15 @@ async function labelledNamespaces(count: number): Promise<{ team: string; names:
 }
 
 const hasData = (data: Record<string, string>) => (object: Resource | undefined) => JSON.stringify(object?.data) === JSON.stringify(data);
+
+/** kube-apiserver's count of GETs of one ResourceDistribution in v1alpha1 it has answered (every client's): each converted from the stored v1beta1. */
+async function v1alpha1Gets(): Promise<number> {
+  const text = await apiserverMetrics(kube.kc);
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('apiserver_request_total{') && line.includes('resource="resourcedistributions"') && line.includes('verb="GET"') && line.includes('version="v1alpha1"'))
+    .reduce((total, line) => total + Number(line.slice(line.lastIndexOf(' ') + 1)), 0);
+}
 
 describe('reconcile: copies', () => {
   it('creates a copy in every target namespace and reports status with six conditions, then Ready and Stalled', async () => {
@@ -46,6 +56,22 @@ describe('reconcile: copies', () => {
       ['Ready', 'True', 'Synced'],
       ['Stalled', 'False', 'Succeeded'],
     ]);
+  });
+
+  it('names the distribution in the version the garbage collector watches: new copies cost no read of it', async () => {
+    // An owner reference in another version than the one discovery prefers makes the garbage
+    // collector GET the owner in that version once per new dependent, each GET converted by the webhook.
+    const { team, names } = await labelledNamespaces(12);
+    const name = uniqueName('rd-owner');
+    const before = await v1alpha1Gets();
+    await kube.createDistribution(distributionOf(name, configMapOf('settings', { a: '1' }), { namespaceLabelSelector: { matchLabels: { team } } }));
+    for (const ns of names) {
+      const copy = await kube.waitForObject('ConfigMap', ns, 'settings', (o) => o !== undefined);
+      expect(copy?.metadata.ownerReferences?.[0]?.apiVersion).toBe('apps.kruise.io/v1beta1');
+    }
+    // The collector verifies a dependent within moments of seeing it.
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(await v1alpha1Gets()).toBe(before);
   });
 
   it('updates every copy when spec.resource changes (data, template labels and annotations)', async () => {

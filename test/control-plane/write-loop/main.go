@@ -10,7 +10,8 @@
 // client-side rate limiting disabled (rest.Config.QPS < 0), N workers sharing one clientset. One
 // request per object: create is a POST, update an unconditional PUT (no resourceVersion, which
 // ConfigMaps allow), delete a DELETE. One request (GET /version) opens the connection before the
-// clock starts. Write errors are counted, not fatal; flag errors exit 2.
+// clock starts. Write errors are counted, not fatal; flag errors exit 2. -content-type json sends
+// and accepts JSON instead, as a client without protobuf does: what the encoding costs the server.
 //
 // -slow-start writes the objects in batches the way OpenKruise's ResourceDistribution controller
 // does (its syncItSlowly): a batch of 1, then 2, 4, 8, ... each batch sent at once and waited for
@@ -159,6 +160,7 @@ func main() {
 	rate := flag.Float64("rate", 2, "-mode namespaces: namespaces created per second")
 	configMapsPerNamespace := flag.Int("configmaps", 10, "-mode namespaces: ConfigMaps created in each namespace")
 	secretsPerNamespace := flag.Int("secrets", 1, "-mode namespaces: Secrets created in each namespace")
+	contentType := flag.String("content-type", "protobuf", "request and response bodies: protobuf (client-go's default for built-in kinds) or json")
 	flag.Usage = func() {
 		fmt.Fprintln(flag.CommandLine.Output(), "usage: write-loop -kubeconfig PATH -namespaces FILE -name NAME -mode create|update|delete|namespaces [flags]")
 		flag.PrintDefaults()
@@ -180,6 +182,8 @@ func main() {
 		usageError("-rate must be above 0")
 	case *concurrency < 1:
 		usageError("-concurrency must be at least 1")
+	case *contentType != "protobuf" && *contentType != "json":
+		usageError("-content-type must be protobuf or json, got %q", *contentType)
 	}
 	namespaces, err := readLines(*namespacesFile)
 	if err != nil {
@@ -212,6 +216,10 @@ func main() {
 	// QPS < 0 disables client-go's token bucket (rest.Config.QPS, client-go v0.34).
 	config.QPS = -1
 	config.UserAgent = "resource-distributor-bench-write-loop"
+	if *contentType == "json" {
+		config.ContentType = "application/json"
+		config.AcceptContentTypes = "application/json"
+	}
 	var connections atomic.Int64
 	dialer := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second} // client-go's own
 	config.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
