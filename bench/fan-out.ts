@@ -27,7 +27,7 @@ import { GROUP_LABEL, type BenchKube } from './bench-kube.js';
 import { FLEET_GROUP, fleetDistribution, fleetDistributionName, type Fleet } from './fleet.js';
 import { watchObjects } from './object-watch.js';
 import { medianCpu, serverPid, startCpuMeter, type CpuPids, type CpuSpent } from './process-cpu.js';
-import { runKruisePeer, type KruisePeer } from './kruise-peer.js';
+import { peerResult, runKruisePeer, type KruisePeer } from './kruise-peer.js';
 import { procMemoryBytes, requestsBetween, waitForQuiet, type Product } from './product.js';
 import { parseMetrics } from './scrape.js';
 import type { BenchSize } from './sizes.js';
@@ -454,7 +454,7 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
       firstUpdateRate: bestLoop.firstUpdateMs / productResult.firstUpdateMs,
       updateRate: bestLoop.updateMs / productResult.updateMs,
       sourceRate: bestLoop.updateMs / source.updateMs,
-      kruise: options.kruise ? await kruisePeer(size) : { state: 'skipped', reason: '--no-kruise' },
+      kruise: options.kruise ? await peerResult('fan-out', () => runKruisePeer(size)) : { state: 'skipped', reason: '--no-kruise' },
     };
   } catch (error) {
     if (loopObjects) await loopRounds?.deleteAll().catch((err: unknown) => console.error(`[bench] fan-out: deleting the loop's ConfigMaps failed: ${String(err)}`));
@@ -462,16 +462,5 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
   } finally {
     productRounds.stop();
     loopRounds?.stop();
-  }
-}
-
-/** The peer's row, or why there is none: its failure is reported, not the section's. */
-async function kruisePeer(size: BenchSize): Promise<KruisePeer> {
-  try {
-    return { state: 'measured', side: await runKruisePeer(size) };
-  } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    console.error(`[bench] fan-out: the Kruise peer failed: ${reason}`);
-    return { state: 'failed', reason: reason.split('\n')[0] ?? reason };
   }
 }

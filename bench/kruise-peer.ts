@@ -41,8 +41,20 @@ export interface KruiseSide {
   rssBytes: number;
 }
 
-/** Whether the peer ran: `skipped` (--no-kruise) or `failed` carry why, and the fan-out keeps its own rows. */
-export type KruisePeer = { state: 'measured'; side: KruiseSide } | { state: 'skipped' | 'failed'; reason: string };
+/** Whether a peer ran: `skipped` (--no-kruise) or `failed` carry why, and the section keeps its own rows. */
+export type KruisePeerResult<Side> = { state: 'measured'; side: Side } | { state: 'skipped' | 'failed'; reason: string };
+export type KruisePeer = KruisePeerResult<KruiseSide>;
+
+/** A peer's figures, or why there are none: its failure is reported, not the section's. */
+export async function peerResult<Side>(section: string, measure: () => Promise<Side>): Promise<KruisePeerResult<Side>> {
+  try {
+    return { state: 'measured', side: await measure() };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    console.error(`[bench] ${section}: the Kruise peer failed: ${reason}`);
+    return { state: 'failed', reason: reason.split('\n')[0] ?? reason };
+  }
+}
 
 const say = (line: string): void => console.error(`[bench] fan-out, Kruise: ${line}`);
 
@@ -53,7 +65,7 @@ async function kruiseRequests(kruise: KruiseManager): Promise<number> {
 }
 
 /** Until kruise-manager has made no API request for `quietMs` (its start's resyncs and status writes done). */
-async function waitForKruiseQuiet(kruise: KruiseManager, quietMs = 1500, timeoutMs = 120_000): Promise<void> {
+export async function waitForKruiseQuiet(kruise: KruiseManager, quietMs = 1500, timeoutMs = 120_000): Promise<void> {
   const deadline = performance.now() + timeoutMs;
   let last = await kruiseRequests(kruise);
   for (;;) {
@@ -66,7 +78,7 @@ async function waitForKruiseQuiet(kruise: KruiseManager, quietMs = 1500, timeout
 }
 
 /** Until kruise-manager's webhook admits a distribution (a dry-run create): it serves its webhooks and conversion. */
-async function waitForKruiseWebhook(kube: BenchKube, kruise: KruiseManager): Promise<void> {
+export async function waitForKruiseWebhook(kube: BenchKube, kruise: KruiseManager): Promise<void> {
   const probe = { ...fleetDistribution(0), metadata: { name: 'bench-kruise-probe' } };
   await waitUntil(
     "kruise-manager's webhook",

@@ -85,30 +85,41 @@ function renderAdmission(result: AdmissionResult): string {
   ].join('\n');
 }
 
+/** The peer's side of the propagation, or why it has none (reports made before it: nothing). */
+function kruisePropagationRow(result: PropagationResult): { row?: string[]; note: string } {
+  const peer = result.kruise;
+  if (peer === undefined) return { note: '' };
+  if (peer.state !== 'measured') return { note: `OpenKruise's kruise-manager: ${peer.state === 'skipped' ? 'skipped' : 'FAILED'} in this run (${peer.reason}).` };
+  const { side } = peer;
+  return {
+    row: ['OpenKruise v1.9.0', fmtMs(side.latencyMs.p50), fmtMs(side.latencyMs.p99), fmtMs(side.latencyMs.max), fmtMs(side.wallMs), `${fmtMs(side.createLatencyMs.p50)} / ${fmtMs(side.createLatencyMs.p99)}`],
+    note:
+      `OpenKruise's kruise-manager, with the fan-out's flags, on a fresh control plane of its own, given the same distributions and then the same namespaces at the same pace, after ours. ` +
+      `Kruise ÷ ours: p50 ${fmtRatio(side.latencyMs.p50 / result.latencyMs.p50)}, p99 ${fmtRatio(side.latencyMs.p99 / result.latencyMs.p99)} (above 1: our copies come sooner).`,
+  };
+}
+
 function renderPropagation(result: PropagationResult): string {
+  const kruise = kruisePropagationRow(result);
+  const ours = [
+    'resource-distributor',
+    fmtMs(result.latencyMs.p50),
+    fmtMs(result.latencyMs.p99),
+    fmtMs(result.latencyMs.max),
+    fmtMs(result.wallMs),
+    `${fmtMs(result.createLatencyMs.p50)} / ${fmtMs(result.createLatencyMs.p99)}`,
+  ];
   return [
     '## 2. Propagation',
     '',
     `${result.namespaces} namespaces created at ${result.ratePerSecond}/s while ${result.distributions} distributions select them; ` +
       'per namespace, from its create response to all its copies visible through a watch.',
     '',
-    table(
-      ['namespaces', 'distributions', 'p50', 'p99', 'max', 'first create -> last copy', 'namespace create p50 / p99'],
-      [
-        [
-          String(result.namespaces),
-          String(result.distributions),
-          fmtMs(result.latencyMs.p50),
-          fmtMs(result.latencyMs.p99),
-          fmtMs(result.latencyMs.max),
-          fmtMs(result.wallMs),
-          `${fmtMs(result.createLatencyMs.p50)} / ${fmtMs(result.createLatencyMs.p99)}`,
-        ],
-      ],
-    ),
+    table(['', 'p50', 'p99', 'max', 'first create -> last copy', 'namespace create p50 / p99'], kruise.row === undefined ? [ours] : [ours, kruise.row]),
     '',
     `The product made ${fmtNumber(result.requestsPerCopy, 2)} API requests per copy (${result.failedRequests} failed): ` +
       `${Object.entries(result.requests).map(([key, count]) => `${key}: ${count}`).join(', ')}.`,
+    ...(kruise.note === '' ? [] : ['', kruise.note]),
   ].join('\n');
 }
 

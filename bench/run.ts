@@ -12,6 +12,7 @@ import { BenchKube } from './bench-kube.js';
 import { runContention } from './contention.js';
 import { runFanOut } from './fan-out.js';
 import { Fleet } from './fleet.js';
+import type { KruisePeerResult } from './kruise-peer.js';
 import { runLargeAuthor } from './large-author.js';
 import { runLargest } from './largest.js';
 import { machineInfo } from './machine.js';
@@ -37,7 +38,7 @@ interface World {
   product: Product;
   /** The product's memory right after its start, before it distributed anything. */
   idle: MemorySample;
-  /** Whether the fan-out runs its OpenKruise peer (not with --no-kruise). */
+  /** Whether the propagation and the fan-out run their OpenKruise peers (not with --no-kruise). */
   kruise: boolean;
 }
 
@@ -46,6 +47,12 @@ async function restartProduct(world: World, options: ProductOptions = {}): Promi
   await world.product.stop();
   world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, options);
   return world.product;
+}
+
+/** The OpenKruise peer a section ran beside it, if any. */
+function peerOf(name: SectionName, sections: SectionResults): KruisePeerResult<unknown> | undefined {
+  if (name === 'propagation') return sections.propagation?.kruise;
+  return name === 'fan-out' ? sections['fan-out']?.kruise : undefined;
 }
 
 async function runSection(name: SectionName, world: World, sections: SectionResults): Promise<void> {
@@ -60,16 +67,12 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       });
       return;
     case 'propagation':
-      sections.propagation = await runPropagation({ kube, product, size });
+      sections.propagation = await runPropagation({ kube, product, size, kruise: world.kruise });
       return;
-    case 'fan-out': {
+    case 'fan-out':
       // It restarts the product right before its first update (see fan-out.ts).
-      const result = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.writerKubeconfigPath, planeDir: world.plane.dir, restart: () => restartProduct(world), kruise: world.kruise });
-      sections['fan-out'] = result;
-      // Its own rows stand; the run fails all the same.
-      if (result.kruise.state === 'failed') throw new Error(`the OpenKruise peer failed: ${result.kruise.reason}`);
+      sections['fan-out'] = await runFanOut({ kube, product, fleet, size, kubeconfigPath: world.writerKubeconfigPath, planeDir: world.plane.dir, restart: () => restartProduct(world), kruise: world.kruise });
       return;
-    }
     case 'memory':
       sections.memory = await runMemory({ product, fleet, idle: world.idle, namespaces: await kube.countNamespaces() });
       return;
@@ -100,6 +103,14 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
       return;
     }
   }
+}
+
+/** Runs a section and prints it; a failed peer leaves the section's own rows standing and fails it all the same. */
+async function runReported(name: SectionName, world: World, sections: SectionResults): Promise<void> {
+  await runSection(name, world, sections);
+  console.log(`${renderSection(name, sections)}\n`);
+  const peer = peerOf(name, sections);
+  if (peer?.state === 'failed') throw new Error(`the OpenKruise peer failed: ${peer.reason}`);
 }
 
 /** A run of only some sections is kept apart from the full table of its size; one section's run is named after it. */
@@ -135,8 +146,7 @@ async function main(): Promise<number> {
       const started = performance.now();
       say(`${name}: started`);
       try {
-        await runSection(name, world, result.sections);
-        console.log(`${renderSection(name, result.sections)}\n`);
+        await runReported(name, world, result.sections);
       } catch (error) {
         const message = error instanceof Error ? error.message : String(error);
         result.failures.push({ section: name, message });

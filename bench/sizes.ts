@@ -1,6 +1,6 @@
 // Benchmark sizes. `smoke` is what CI runs (about 3-4 minutes on a 2-core machine, half a minute of
 // it the fan-out's OpenKruise peer), `default` (about 28 minutes there, half of it the 10,000 namespaces of the last section) is the workload docs/performance.md quotes: 10 distributions x 100 namespaces
-// created at 5/s, then one distribution over 300 namespaces (1,300 copies over 400 namespaces),
+// created at 5/s, then one distribution over 500 namespaces (1,500 copies over 600 namespaces),
 // then 5 ObjectSyncs x 1,000 destinations (5,000 copies) rewritten beside an unrelated change,
 // the largest distribution, then 10,000 listed namespace names admitted for authors RBAC allows there;
 // `large` (fan-out over 3,000 namespaces) is for bigger machines. The largest distribution is the same at every size (the CRD's
@@ -39,7 +39,7 @@ export interface BenchSize {
     /** The crowded pod mutation rows: injecting distributions that target another namespace, each excluding this many names. */
     crowd: { distributions: number; excludedNames: number };
   };
-  /** Namespaces created at a fixed rate while `distributions` select them. */
+  /** Namespaces created at a fixed rate while `distributions` select them; the same by OpenKruise's kruise-manager on its own plane (unless --no-kruise). */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /**
    * Namespaces one distribution targets: created, then updated once right after a restart (the
@@ -122,7 +122,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'default',
     admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3, crowd: { distributions: 100, excludedNames: 10_000 } },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
-    fanOut: { namespaces: 300, warmUpRounds: 8, rounds: 15 },
+    fanOut: { namespaces: 500, warmUpRounds: 8, rounds: 15 },
     steadyState: { idleSeconds: 60 },
     contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
