@@ -3,7 +3,7 @@
 // write of its bytes and the reading of its answer: about half the CPU of node:https, whose
 // per-request objects and events were most of what a pass spent writing copies.
 import { isIP } from 'node:net';
-import { connect, type ConnectionOptions, type TLSSocket } from 'node:tls';
+import { connect, createSecureContext, type ConnectionOptions, type TLSSocket } from 'node:tls';
 import { DeadlineExceeded } from './deadline.js';
 import { ResponseReader, type Response } from './response-reader.js';
 
@@ -154,6 +154,10 @@ function createSlots(options: PoolOptions): Slots {
   let session: Buffer | undefined;
   // An IP address is no server name (RFC 6066): the certificate is then checked against the IP.
   const servername = options.tls.servername ?? (isIP(options.hostname) === 0 ? options.hostname : undefined);
+  // Made once: from `ca`, `cert` and `key`, connect() would parse them again for every connection
+  // (about 0.25 ms each, on the path of the first writes after the pool has gone idle).
+  const { ca, cert, key, rejectUnauthorized } = options.tls;
+  const secureContext = createSecureContext({ ca, cert, key });
 
   function onClose(connection: PooledConnection): void {
     open--;
@@ -167,7 +171,7 @@ function createSlots(options: PoolOptions): Slots {
 
   function dial(): PooledConnection {
     open++;
-    const socket = connect({ ...options.tls, host: options.hostname, port: options.port, ...(servername ? { servername } : {}), ...(session ? { session } : {}) });
+    const socket = connect({ secureContext, rejectUnauthorized, host: options.hostname, port: options.port, ...(servername ? { servername } : {}), ...(session ? { session } : {}) });
     socket.once('secureConnect', () => {
       opened++;
       options.onConnection?.();
