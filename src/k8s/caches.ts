@@ -13,7 +13,7 @@ import type { Logger } from '../log.js';
 import type { ClusterApi, CopyRef, NamespaceObject } from './cluster-api.js';
 import { Reflector, type ReflectorOptions } from './reflector.js';
 import { createNamedObjects, type NamedObjects } from './named-objects.js';
-import { createPartSharer } from './shared-parts.js';
+import { createPartSharer, type PartSharer } from './shared-parts.js';
 import { namespacedKey, Store, type StoreChange } from './store.js';
 
 /** A namespace as kept in memory: what targeting needs, plus identity. */
@@ -78,7 +78,8 @@ export class CopyCache {
   private readonly kinds = new Map<KindKey, FollowedKind>();
 
   constructor(
-    private readonly startWatch: (key: KindKey, store: Store<Resource>) => Reflector<Resource>,
+    /** `share` is what the store keeps of a copy: a list hands it each copy as its page arrives. */
+    private readonly startWatch: (key: KindKey, store: Store<Resource>, share: PartSharer) => Reflector<Resource>,
     /** A copy left the cache by our own delete (its watch event then changes nothing): a kind may no longer need watching. */
     private readonly onOwnDelete: () => void = () => undefined,
   ) {}
@@ -144,7 +145,7 @@ export class CopyCache {
     for (const key of wanted) {
       if (this.kinds.has(key)) continue;
       const store = new Store<Resource>({ [BY_DISTRIBUTION]: distributionLabel }, namespacedKey, this.share);
-      this.kinds.set(key, { store, reflector: this.startWatch(key, store) });
+      this.kinds.set(key, { store, reflector: this.startWatch(key, store, this.share) });
     }
   }
 
@@ -218,7 +219,7 @@ type ReflectorCommon = Pick<ReflectorOptions<Resource>, 'log' | 'watchTimeoutSec
 /** Copies are watched per kind, from the moment a distribution first copies that kind. */
 function createCopyCache(options: CacheOptions, kinds: KindRegistry, common: ReflectorCommon): CopyCache {
   const { api } = options;
-  return new CopyCache((key, store) => {
+  return new CopyCache((key, store, share) => {
     const kind = kinds.byKey(key);
     const reflector = new Reflector<Resource>({
       ...common,
@@ -227,7 +228,7 @@ function createCopyCache(options: CacheOptions, kinds: KindRegistry, common: Ref
       // Every decision about a copy starts from its kind (which store, which API path, stray or not):
       // the store it lives in is the authority, whatever a list item carried.
       transform: (object) => (object.kind === kind?.kind ? object : { ...object, apiVersion: apiVersionOf(kind), kind: kind?.kind ?? key }),
-      list: () => api.listCopies(key, COPY_SELECTOR),
+      list: () => api.listCopies(key, COPY_SELECTOR, share),
       watch: (watchOptions, callbacks) => api.watch(key, { ...watchOptions, labelSelector: COPY_SELECTOR }, callbacks),
       onChange: (change) => options.onChange({ resource: 'copies', change }),
     });

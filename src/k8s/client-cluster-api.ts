@@ -7,6 +7,7 @@ import { GROUP, PLURAL, type Resource, type ResourceDistribution } from '../doma
 import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, NamespaceObject } from './cluster-api.js';
 import { METADATA_LIST, startWatch } from './client-watch.js';
 import { isNotFound } from './errors.js';
+import { trimmedMeta } from './named-objects.js';
 import type { KubeClient, Query } from './kube-client.js';
 
 export interface ClientClusterApiOptions {
@@ -57,10 +58,17 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
 }
 
 /** What every group of methods below shares: the client, the allowed kinds, and reads and writes that trim what they return. */
+interface ListOptions<T> {
+  /** The media type asked for (a metadata-only list). */
+  accept?: string;
+  /** What is kept of each item, as each page arrives; without managedFields by default. */
+  keep?: (item: T) => T;
+}
+
 interface Requests {
   client: KubeClient;
   kindOf: (key: KindKey) => ApiKind;
-  listAll: <T>(path: string, query?: Query, accept?: string) => Promise<ListResult<T>>;
+  listAll: <T>(path: string, query?: Query, options?: ListOptions<T>) => Promise<ListResult<T>>;
   get: <T>(path: string) => Promise<T | undefined>;
   send: <T>(method: string, path: string, body: unknown, contentType?: string) => Promise<T>;
 }
@@ -76,7 +84,7 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
     return kind;
   }
 
-  async function listAll<T>(path: string, query: Query = {}, accept?: string): Promise<ListResult<T>> {
+  async function listAll<T>(path: string, query: Query = {}, { accept, keep = trimmed }: ListOptions<T> = {}): Promise<ListResult<T>> {
     const items: T[] = [];
     let token: string | undefined;
     let resourceVersion = '';
@@ -85,7 +93,7 @@ function createRequests(client: KubeClient, options: ClientClusterApiOptions): R
       // may take back an object a label-selected watch reported leaving; see store.ts).
       const page = await client.request<Page<T>>('GET', path, { query: { ...query, limit, continue: token }, ...(accept === undefined ? {} : { accept }) });
       // A metadata-only list with nothing in it says `items: null`.
-      for (const item of page.items ?? []) items.push(trimmed(item));
+      for (const item of page.items ?? []) items.push(keep(item));
       resourceVersion = page.metadata?.resourceVersion ?? resourceVersion;
       token = page.metadata?.continue || undefined;
     } while (token);
@@ -122,9 +130,9 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
     );
 
   return {
-    listCopies: async (key, labelSelector) => {
+    listCopies: async (key, labelSelector, keep) => {
       const kind = kindOf(key);
-      return identified(kind, await listAll<Resource>(kindPath(kind), { labelSelector }));
+      return identified(kind, await listAll<Resource>(kindPath(kind), { labelSelector }, keep === undefined ? {} : { keep: (item) => keep(trimmed(item)) }));
     },
     listSource: async (ref) => {
       const kind = kindOf(kindKeyOf(ref.apiVersion, ref.kind));
@@ -132,7 +140,9 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
     },
     listNamed: async (key, name) => {
       const kind = kindOf(key);
-      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}` }, METADATA_LIST));
+      // Trimmed page by page: at a restart every distributed name is listed at once, thousands of
+      // objects each, and their whole metadata held until the last page would add up.
+      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}` }, { accept: METADATA_LIST, keep: trimmedMeta }));
     },
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => send<Resource>('POST', objectPath(object, false), object),

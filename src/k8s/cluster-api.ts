@@ -99,14 +99,19 @@ export interface EventObject {
 export interface ClusterApi {
   listDistributions(): Promise<ListResult<ResourceDistribution>>;
   listNamespaces(): Promise<ListResult<NamespaceObject>>;
-  /** Always with a label selector: we never list every Secret of the cluster. */
-  listCopies(kind: KindKey, labelSelector: string): Promise<ListResult<Resource>>;
+  /**
+   * Always with a label selector: we never list every Secret of the cluster. Each copy is passed
+   * through `keep` as its page arrives: a restart lists every copy, and held as parsed until the
+   * last page they would add up (hundreds of MiB at 100,000 copies).
+   */
+  listCopies(kind: KindKey, labelSelector: string, keep?: (copy: Resource) => Resource): Promise<ListResult<Resource>>;
   watch(resource: WatchedResource, options: WatchOptions, callbacks: WatchCallbacks): Promise<WatchHandle>;
   /** The source object alone (a list by name in its namespace, so that it can be watched from there). */
   listSource(ref: SourceRef): Promise<ListResult<Resource>>;
   /**
-   * The metadata of every object of a kind and name, in every namespace (`metadata.name=<name>`,
-   * PartialObjectMetadata): what stands where a distribution writes that name, ours or not.
+   * Every object of a kind and name, in every namespace (`metadata.name=<name>`, metadata only),
+   * each trimmed to its identity, version and our label's value (trimmedMeta): what stands where a
+   * distribution writes that name, ours or not.
    * Optional: without it such objects are seen only by the passes that read them.
    */
   listNamed?(kind: KindKey, name: string): Promise<ListResult<Resource>>;

@@ -13,6 +13,8 @@ export type PartSharer = (object: Resource) => Resource;
 export function createPartSharer(maxParts = MAX_PARTS): PartSharer {
   const pool = new LRUCache<string, object>({ max: maxParts });
   function share<V extends object>(value: V): V {
+    // Shared already: a list keeps each page's copies as they arrive, and the store keeps them again.
+    if (Object.isFrozen(value)) return value;
     const key = JSON.stringify(value);
     const held = pool.get(key);
     if (held !== undefined) return held as V;

@@ -14,7 +14,7 @@ import { createClusterApi } from '../../src/k8s/client-cluster-api.js';
 import { createNamedObjects } from '../../src/k8s/named-objects.js';
 import { createLogger } from '../../src/log.js';
 import { kubeClientOf } from '../kube-client.js';
-import { ANNOTATION_ADOPT, ANNOTATION_FROM, type Resource } from '../../src/domain/types.js';
+import { ANNOTATION_ADOPT, ANNOTATION_FROM, LABEL_DISTRIBUTION, type Resource } from '../../src/domain/types.js';
 import { condition, configMapOf, distributionOf } from './fixtures/kube.js';
 import { createObjectSync, deleteObjectSync, objectSyncCondition, objectSyncWhen } from './fixtures/object-syncs.js';
 import { useReconcileSuite } from './fixtures/reconcile-suite.js';
@@ -244,6 +244,26 @@ describe('what watching distributed names costs', () => {
   /** Names watched; the first WITH_OBJECTS of them have one object each in one namespace. */
   const N = 1000;
   const WITH_OBJECTS = 100;
+
+  it('lists what stands under a name as its identity, version and our label alone, page by page', async () => {
+    const ns = await namespace('repair-listed');
+    const [name, other] = [uniqueName('listed'), uniqueName('listed')];
+    // Labelled as a copy, but tied to no distribution (no owner reference): the controller leaves it be.
+    const metadata = { labels: { [LABEL_DISTRIBUTION]: 'rd-listed', team: 'a' }, annotations: { note: 'x'.repeat(1024) } };
+    const namespaces = [ns, await namespace('repair-listed')].sort();
+    for (const each of [name, other]) for (const where of namespaces) await kube.put(configMapOf(each, { v: '1' }, { ...metadata, namespace: where }));
+    const client = kubeClientOf(kube.kc);
+    try {
+      // One object a page: what each page holds is trimmed before the next is asked for.
+      const listed = await createClusterApi(client, { pageSize: 1 }).listNamed?.('ConfigMap', name);
+      const held = listed?.items.map((item) => item.metadata).sort((a, b) => (a.namespace ?? '').localeCompare(b.namespace ?? ''));
+      expect(held).toEqual(
+        namespaces.map((where) => ({ name, namespace: where, uid: expect.any(String), resourceVersion: expect.any(String), labels: { [LABEL_DISTRIBUTION]: 'rd-listed' } })),
+      );
+    } finally {
+      client.close();
+    }
+  });
 
   it('one watch (one connection) per distributed name; memory follows the names and the objects under them, metadata only', async () => {
     setFlagsFromString('--expose-gc');

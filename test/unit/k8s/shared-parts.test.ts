@@ -61,6 +61,32 @@ describe('createPartSharer', () => {
     }).toThrow(TypeError);
   });
 
+  it('gives a copy whose parts it shared back with those same parts', () => {
+    const share = createPartSharer();
+    const once = share(parsedCopy('ns-a'));
+    const twice = share(once);
+    expect(twice).not.toBe(once);
+    expect(twice).toEqual(once);
+    for (const part of ['labels', 'annotations', 'ownerReferences'] as const) expect(twice.metadata[part]).toBe(once.metadata[part]);
+    expect(twice.data).toBe(once.data);
+  });
+
+  it('is what the copy cache hands its list, so that a list page kept as it arrives is kept as the store keeps it', () => {
+    let listShare: ((copy: Resource) => Resource) | undefined;
+    const cache = new CopyCache((_key, _store, share) => {
+      listShare = share;
+      return { stop: () => undefined, synced: true } as unknown as Reflector<Resource>;
+    });
+    cache.follow(new Set(['ConfigMap']));
+    const store = cache.store('ConfigMap')!;
+    store.applyEvent('ADDED', parsedCopy('ns-a'));
+    store.replace([parsedCopy('ns-a'), listShare!(parsedCopy('ns-b'))]);
+    const a = cache.get({ kind: 'ConfigMap', namespace: 'ns-a', name: 'settings' });
+    const b = cache.get({ kind: 'ConfigMap', namespace: 'ns-b', name: 'settings' });
+    expect(b?.data).toBe(a?.data);
+    expect(b?.metadata.annotations).toBe(a?.metadata.annotations);
+  });
+
   it('is what the copy cache keeps, from watch events and from our own writes alike', () => {
     const cache = new CopyCache(() => ({ stop: () => undefined, synced: true }) as unknown as Reflector<Resource>);
     cache.follow(new Set(['ConfigMap']));
