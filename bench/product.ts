@@ -36,6 +36,8 @@ export interface Product {
   /** With `metricsAuth`: what scrapes with unknown tokens may cost (RD_METRICS_REVIEW_*). */
   metricsReviews: { ratePerSecond: number; burst: number; concurrency: number } | undefined;
   certificates: CertificateBundle;
+  /** Where it keeps its CA and serving certificate (RD_CERT_DIR): a restart given it keeps them. */
+  certDir: string;
   scrape(): Promise<Scrape>;
   /**
    * Full garbage collection in the product, then its RSS (from /proc) and, from /metrics, the V8
@@ -149,11 +151,19 @@ export interface ProductOptions {
    * bench scrapes with the kubeconfig's own token (cluster-admin).
    */
   metricsAuth?: boolean;
+  /**
+   * The process this one replaces (a restart): the new one serves on its port with its CA, as a
+   * pod restarted in a cluster sits behind the same Service and keeps its CA in a Secret. With a
+   * new URL or CA the restart would rewrite the CRD's conversion webhook, which makes the API
+   * server rebuild the distributions' storage and end every watch of them (the garbage
+   * collector's included), and the webhook configurations: work no user's restart causes.
+   */
+  replacing?: Pick<Product, 'port' | 'certDir'>;
 }
 
 export async function startProduct(kc: KubeConfig, kubeconfigPath: string, options: ProductOptions = {}): Promise<Product> {
-  const [port = 0] = await freePorts(1);
-  const certDir = await mkdtemp(join(tmpdir(), 'rd-bench-certs-'));
+  const [port = 0] = options.replacing ? [options.replacing.port] : await freePorts(1);
+  const certDir = options.replacing?.certDir ?? (await mkdtemp(join(tmpdir(), 'rd-bench-certs-')));
   const sarCacheTtlMs = 10_000;
   // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
   // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
@@ -206,6 +216,7 @@ export async function startProduct(kc: KubeConfig, kubeconfigPath: string, optio
       bodyLimitBytes: config.bodyLimitBytes,
       metricsReviews: options.metricsAuth === true ? config.metricsReviews : undefined,
       certificates: stored.bundle,
+      certDir,
       scrape,
       memory: async () => {
         child.kill('SIGUSR2');

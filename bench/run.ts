@@ -45,7 +45,7 @@ interface World {
 /** The product stopped and started again as users run it (same flags): later sections and the teardown see the new process. */
 async function restartProduct(world: World, options: ProductOptions = {}): Promise<Product> {
   await world.product.stop();
-  world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, options);
+  world.product = await startProduct(world.plane.kubeConfig, world.writerKubeconfigPath, { replacing: world.product, ...options });
   return world.product;
 }
 
@@ -91,7 +91,7 @@ async function runSection(name: SectionName, world: World, sections: SectionResu
     case 'scale': {
       // It restarts the product: the new process is the one later sections and the teardown see.
       const { plane, writerKubeconfigPath } = world;
-      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: writerKubeconfigPath, start: () => startProduct(plane.kubeConfig, writerKubeconfigPath) });
+      const scaled = await runScale({ kube, product, size, planeDir: plane.dir, kubeconfigPath: writerKubeconfigPath, start: () => startProduct(plane.kubeConfig, writerKubeconfigPath, { replacing: product }) });
       world.product = scaled.product;
       sections.scale = scaled.result;
       return;
