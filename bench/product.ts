@@ -161,9 +161,14 @@ export interface ProductOptions {
   replacing?: Pick<Product, 'port' | 'certDir'>;
 }
 
+/** A port and a certificate directory of its own, for a process that replaces none. */
+async function newPlace(): Promise<Pick<Product, 'port' | 'certDir'>> {
+  const [port = 0] = await freePorts(1);
+  return { port, certDir: await mkdtemp(join(tmpdir(), 'rd-bench-certs-')) };
+}
+
 export async function startProduct(kc: KubeConfig, kubeconfigPath: string, options: ProductOptions = {}): Promise<Product> {
-  const [port = 0] = options.replacing ? [options.replacing.port] : await freePorts(1);
-  const certDir = options.replacing?.certDir ?? (await mkdtemp(join(tmpdir(), 'rd-bench-certs-')));
+  const { port, certDir } = options.replacing ?? (await newPlace());
   const sarCacheTtlMs = 10_000;
   // --expose-gc and a SIGUSR2 hook, only so that memory is sampled after a full collection.
   // RD_BENCH_NODE_FLAGS: more Node.js flags for the product, e.g. "--cpu-prof --cpu-prof-dir=/tmp/profile".
