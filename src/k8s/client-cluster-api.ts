@@ -57,7 +57,6 @@ async function orUndefined<T>(promise: Promise<T>): Promise<T | undefined> {
   }
 }
 
-/** What every group of methods below shares: the client, the allowed kinds, and reads and writes that trim what they return. */
 interface ListOptions<T> {
   /** The media type asked for (a metadata-only list). */
   accept?: string;
@@ -65,6 +64,7 @@ interface ListOptions<T> {
   keep?: (item: T) => T;
 }
 
+/** What every group of methods below shares: the client, the allowed kinds, and reads and writes that trim what they return. */
 interface Requests {
   client: KubeClient;
   kindOf: (key: KindKey) => ApiKind;
