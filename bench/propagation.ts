@@ -9,6 +9,7 @@ import type { KruisePeerResult } from './kruise-peer.js';
 import { runKruisePropagation } from './kruise-propagation.js';
 import { copiedFrom, createPropagationDistributions, propagationDistributionNames, timeNewNamespaces, type NewNamespaces } from './new-namespaces.js';
 import { requestsBetween, waitForQuiet, type Product } from './product.js';
+import type { Scrape } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 
 export interface PropagationResult extends NewNamespaces {
@@ -37,7 +38,8 @@ export async function runPropagation(options: { kube: BenchKube; product: Produc
     (items) => names.every((name) => items.some((rd) => rd.metadata.name === name && rd.status?.observedGeneration === rd.metadata.generation)),
     30_000,
   );
-  let before = await product.scrape();
+  // Set by the quiet step, which runs once the watch is up and before the first namespace.
+  let before!: Scrape;
   const timed = await timeNewNamespaces(kube, size, `${LABEL_DISTRIBUTION} in (${names.join(',')})`, copiedFrom, async () => {
     before = await waitForQuiet(product);
   });
