@@ -1,5 +1,4 @@
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
-import { generate } from 'selfsigned';
 
 /** A PEM certificate and its PEM private key. */
 export interface KeyPair {
@@ -38,6 +37,14 @@ export interface CertificateInfo {
 const BACKDATE_MS = 5 * 60_000;
 // Same key type for CA and leaf: selfsigned imports the CA key with the leaf's key type.
 const KEY_OPTIONS = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' } as const;
+
+// Loaded when a certificate is made, not at start: the X.509 library and its ASN.1 modules hold about
+// 7 MiB of memory, and a pod whose certificates are current (kept in their Secret or given by
+// cert-manager) never makes one.
+async function generate(...args: Parameters<typeof import('selfsigned').generate>): ReturnType<typeof import('selfsigned').generate> {
+  const selfsigned = await import('selfsigned');
+  return selfsigned.generate(...args);
+}
 
 export async function generateCa(now: Date, validityMs: number): Promise<KeyPair> {
   const pems = await generate([{ name: 'commonName', value: `resource-distributor-ca@${Math.floor(now.getTime() / 1000)}` }], {
