@@ -38,8 +38,8 @@ const BACKDATE_MS = 5 * 60_000;
 // Same key type for CA and leaf: selfsigned imports the CA key with the leaf's key type.
 const KEY_OPTIONS = { keyType: 'ec', curve: 'P-256', algorithm: 'sha256' } as const;
 
-// Loaded when a certificate is made, not at start: the X.509 library and its ASN.1 modules hold about
-// 7 MiB of memory, and a pod whose certificates are current (kept in their Secret or given by
+// Loaded when a certificate is made, not at start: the X.509 library and its ASN.1 modules hold
+// 3-7 MiB of memory, and a pod whose certificates are current (kept in their Secret or given by
 // cert-manager) never makes one.
 async function generate(...args: Parameters<typeof import('selfsigned').generate>): ReturnType<typeof import('selfsigned').generate> {
   const selfsigned = await import('selfsigned');
