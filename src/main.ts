@@ -248,6 +248,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     // A distribution's recorded author is asked about again when its source appears or changes.
     accessReviewer,
     clusterApi,
+    connections: client,
     kinds,
     objectSyncs,
     log: log.child({ component: 'controller' }),

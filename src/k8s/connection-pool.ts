@@ -14,8 +14,13 @@ export interface PoolOptions {
   port: number;
   tls: Pick<ConnectionOptions, 'ca' | 'cert' | 'key' | 'rejectUnauthorized' | 'servername'>;
   maxConnections: number;
-  /** An idle connection is closed after this long. */
+  /** An idle connection is closed after this long, unless it is one of those kept open. */
   idleMs: number;
+  /**
+   * How a kept connection stays open: every `everyMs` of idleness it sends `request()` (answered
+   * by anything: the answer only shows the connection alive), before the server's idle timeout.
+   */
+  keepAlive: { everyMs: number; request: () => Promise<PoolRequest> };
   /** Called when a TLS connection is established (metrics). */
   onConnection?: () => void;
 }
@@ -32,6 +37,11 @@ export interface PoolRequest {
 
 export interface ConnectionPool {
   send(request: PoolRequest): Promise<Response>;
+  /**
+   * Keeps `count` connections open while idle (at most `maxConnections`), opening the missing
+   * ones now; 0 lets every connection close after `idleMs` again.
+   */
+  keepOpen(count: number): void;
   /** TLS connections established so far. */
   opened(): number;
   close(): void;
@@ -68,8 +78,8 @@ class PooledConnection {
     });
   }
 
-  idle(ms: number): void {
-    this.idleTimer = setTimeout(() => this.socket.destroy(), ms);
+  idle(ms: number, expired: () => void): void {
+    this.idleTimer = setTimeout(expired, ms);
     this.idleTimer.unref();
   }
 
@@ -140,6 +150,7 @@ interface Slots {
   acquire(): Promise<PooledConnection>;
   release(connection: PooledConnection): void;
   opened(): number;
+  keepOpen(count: number): void;
   /** Refuses the waiting requests and closes every connection. */
   close(): void;
 }
@@ -150,6 +161,7 @@ function createSlots(options: PoolOptions): Slots {
   const waiting: { give: (connection: PooledConnection) => void; refuse: (error: Error) => void }[] = [];
   let open = 0;
   let opened = 0;
+  let keep = 0;
   // A new connection resumes the last TLS session instead of a full handshake.
   let session: Buffer | undefined;
   // An IP address is no server name (RFC 6066): the certificate is then checked against the IP.
@@ -182,6 +194,37 @@ function createSlots(options: PoolOptions): Slots {
     return connection;
   }
 
+  function release(connection: PooledConnection): void {
+    if (connection.socket.destroyed) return;
+    const next = waiting.shift();
+    if (next !== undefined) return next.give(connection);
+    const kept = open <= keep;
+    connection.idle(kept ? options.keepAlive.everyMs : options.idleMs, () => expired(connection));
+    idle.push(connection);
+  }
+
+  /** Its idle time is over: a kept connection tells the server it is in use, any other closes. */
+  function expired(connection: PooledConnection): void {
+    const at = idle.indexOf(connection);
+    if (open > keep || at < 0) {
+      connection.socket.destroy();
+      return;
+    }
+    // Out of the idle list: no request takes it while it is asked.
+    idle.splice(at, 1);
+    ask(connection);
+  }
+
+  /** Sends the keep-alive request over `connection`, which goes back to the idle ones once answered. */
+  function ask(connection: PooledConnection): void {
+    options.keepAlive
+      .request()
+      .then((request) => exchange(() => Promise.resolve(connection), release, request, requestHead(request, options.host)))
+      // Failed, the connection is closed (by the exchange, or here when nothing could be asked): a
+      // request opens another when it needs one.
+      .catch(() => connection.socket.destroy());
+  }
+
   return {
     acquire: () => {
       for (let reused = idle.pop(); reused !== undefined; reused = idle.pop()) {
@@ -192,14 +235,14 @@ function createSlots(options: PoolOptions): Slots {
       if (open < options.maxConnections) return Promise.resolve(dial());
       return new Promise((give, refuse) => waiting.push({ give, refuse }));
     },
-    release: (connection) => {
-      if (connection.socket.destroyed) return;
-      const next = waiting.shift();
-      if (next !== undefined) return next.give(connection);
-      connection.idle(options.idleMs);
-      idle.push(connection);
-    },
+    release,
     opened: () => opened,
+    keepOpen: (count) => {
+      keep = Math.min(count, options.maxConnections);
+      // Opened now and asked once, so that the first writes of a burst find them ready on both
+      // ends; one that fails to connect just closes.
+      while (open < keep) ask(dial());
+    },
     close: () => {
       for (const waiter of waiting.splice(0)) waiter.refuse(closedError());
       for (const connection of all) connection.socket.destroy();
@@ -207,8 +250,8 @@ function createSlots(options: PoolOptions): Slots {
   };
 }
 
-/** One request over a connection of `slots`: settled by its answer, the connection's failure or the deadline. */
-function exchange(slots: Slots, request: PoolRequest, bytes: string): Promise<Response> {
+/** One request over the connection `acquire` gives: settled by its answer, the connection's failure or the deadline. */
+function exchange(acquire: () => Promise<PooledConnection>, release: (connection: PooledConnection) => void, request: PoolRequest, bytes: string): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     let connection: PooledConnection | undefined;
     let done = false;
@@ -224,14 +267,14 @@ function exchange(slots: Slots, request: PoolRequest, bytes: string): Promise<Re
       // The connection is in an unknown state mid-answer: it goes, and its slot with it.
       connection?.socket.destroy();
     }, request.timeoutMs);
-    slots.acquire().then((given) => {
+    acquire().then((given) => {
       connection = given;
-      if (done) return slots.release(given);
+      if (done) return release(given);
       given.exchange = {
         reader: new ResponseReader(request.method === 'HEAD'),
         settle: (outcome) => {
           finish(outcome);
-          slots.release(given);
+          release(given);
         },
       };
       given.socket.write(bytes);
@@ -245,9 +288,12 @@ export function createConnectionPool(options: PoolOptions): ConnectionPool {
   return {
     send: (request) => {
       if (closed) return Promise.reject(closedError());
-      return exchange(slots, request, requestHead(request, options.host) + (request.body ?? ''));
+      return exchange(() => slots.acquire(), (connection) => slots.release(connection), request, requestHead(request, options.host) + (request.body ?? ''));
     },
     opened: () => slots.opened(),
+    keepOpen: (count) => {
+      if (!closed) slots.keepOpen(count);
+    },
     close: () => {
       closed = true;
       slots.close();

@@ -50,6 +50,11 @@ export interface KubeClient {
   ): Promise<WatchStream>;
   /** TLS connections opened so far (requests and watches). */
   connectionsOpened(): number;
+  /**
+   * Keeps `count` request connections open while idle, opening the missing ones now (a leader's
+   * writers: a rare template change then finds them ready); 0 lets idle ones close again.
+   */
+  keepOpen(count: number): void;
   close(): void;
 }
 
@@ -60,6 +65,10 @@ export interface KubeClientOptions {
   timeoutMs: number;
   /** Called when a TLS connection is opened (metrics). */
   onConnection?: () => void;
+  /** How long an idle request connection stays open (default 30 s). */
+  idleMs?: number;
+  /** How often a connection kept open asks for the server's version while idle (default 60 s). */
+  keepAliveMs?: number;
 }
 
 /**
@@ -69,8 +78,9 @@ export interface KubeClientOptions {
 const USER_AGENT = 'resource-distributor';
 
 // Idle kept-alive connections are closed before the API server's own idle timeout (90 s) could
-// close one under a request that is just being sent.
+// close one under a request that is just being sent; those kept open send a request well before it.
 const IDLE_SOCKET_MS = 30_000;
+const KEEP_ALIVE_MS = 60_000;
 
 function encodeQuery(query: Query | undefined): string {
   if (!query) return '';
@@ -170,7 +180,17 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
   const hostname = base.hostname.replace(/^\[|\]$/g, '');
   const port = Number(base.port || 443);
   const prefix = base.pathname.replace(/\/$/, '');
-  const requests = createConnectionPool({ host: base.host, hostname, port, tls, maxConnections: options.maxConnections, idleMs: IDLE_SOCKET_MS, onConnection: options.onConnection });
+  const requests = createConnectionPool({
+    host: base.host,
+    hostname,
+    port,
+    tls,
+    maxConnections: options.maxConnections,
+    idleMs: options.idleMs ?? IDLE_SOCKET_MS,
+    // The cheapest authenticated answer the API server has, and one audit policies commonly leave out.
+    keepAlive: { everyMs: options.keepAliveMs ?? KEEP_ALIVE_MS, request: async () => ({ method: 'GET', path: `${prefix}/version`, headers: await headersFor({}), timeoutMs: options.timeoutMs }) },
+    onConnection: options.onConnection,
+  });
   const watches = new Agent({ ...tls, keepAlive: true, scheduling: 'lifo' });
   let watchConnections = 0;
   const known = new WeakSet<Socket>();
@@ -218,6 +238,7 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
     },
 
     connectionsOpened: () => requests.opened() + watchConnections,
+    keepOpen: (count) => requests.keepOpen(count),
     close: () => {
       requests.close();
       watches.destroy();

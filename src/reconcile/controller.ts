@@ -13,6 +13,7 @@ import { countRequests, type CountingClusterApi } from '../k8s/counting-cluster-
 import { createEventRecorder } from '../k8s/event-recorder.js';
 import type { AccessReviewer } from '../k8s/access-review.js';
 import type { LeaseSettings } from '../k8s/leader-election.js';
+import type { KubeClient } from '../k8s/kube-client.js';
 import { createCacheRouting } from './cache-routing.js';
 import { createAuthorGate } from './author-gate.js';
 import { createCopyWriter } from './copy-writer.js';
@@ -52,6 +53,8 @@ export interface ControllerDeps {
   settings: ControllerSettings;
   /** The API the controller reads and writes through (tests: an in-memory double, or a wrapped client). */
   clusterApi: ClusterApi;
+  /** The client's request connections, kept open for the writers while this replica leads (default: none kept). */
+  connections?: Pick<KubeClient, 'keepOpen'>;
   /** The kinds distributions may copy (default Secret and ConfigMap). */
   kinds?: KindRegistry;
   /** Whether the cluster serves ObjectSyncs (default: not watched). */
@@ -197,6 +200,8 @@ export function createController(deps: ControllerDeps): RunningController {
     metrics,
     queue,
     sweeper,
+    connections: deps.connections ?? { keepOpen: () => undefined },
+    writers: settings.applyParallelism,
     stopping: () => stopping,
   });
   const routing = createCacheRouting({

@@ -4,6 +4,7 @@ import type { Clock } from '../domain/clock.js';
 import type { Logger } from '../log.js';
 import type { Metrics } from '../metrics.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { KubeClient } from '../k8s/kube-client.js';
 import { LeaderElector, leaseStoreFromApi, type LeaseSettings } from '../k8s/leader-election.js';
 import type { WorkQueue } from './queue.js';
 import type { Sweeper } from './sweeper.js';
@@ -16,6 +17,9 @@ export interface LeadershipDeps {
   metrics: Pick<Metrics, 'isLeader'>;
   queue: Pick<WorkQueue, 'start' | 'stop'>;
   sweeper: Pick<Sweeper, 'start' | 'stop'>;
+  /** The request connections the leader keeps open, one per write in flight (`writers`). */
+  connections: Pick<KubeClient, 'keepOpen'>;
+  writers: number;
   stopping(): boolean;
 }
 
@@ -37,6 +41,9 @@ export function createLeadership(deps: LeadershipDeps): Leadership {
     metrics.isLeader.set(1);
     queue.start();
     sweeper.start();
+    // A rare change, hours after the last, then writes at once instead of opening (and the API
+    // server accepting) a TLS connection per write in flight: about 70 ms at 500 copies.
+    deps.connections.keepOpen(deps.writers);
   }
 
   /** Resolves once no reconcile runs, also when leadership already ended (stop() must wait for those). */
@@ -45,6 +52,7 @@ export function createLeadership(deps: LeadershipDeps): Leadership {
       leading = false;
       metrics.isLeader.set(0);
       sweeper.stop();
+      deps.connections.keepOpen(0);
     }
     return queue.stop();
   }

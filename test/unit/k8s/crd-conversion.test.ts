@@ -19,6 +19,7 @@ function serverWith(crd: Record<string, unknown> | undefined): { client: KubeCli
     },
     watch: () => Promise.reject(new Error('not used')),
     connectionsOpened: () => 0,
+    keepOpen: () => undefined,
     close: () => undefined,
   };
   return { client, puts };

@@ -158,6 +158,68 @@ describe('connection reuse', () => {
   });
 });
 
+describe('connections kept open', () => {
+  /** Polls until `check` holds (a connection's handshake completes on the server a moment after keepOpen). */
+  async function until(check: () => boolean): Promise<void> {
+    for (let waited = 0; !check(); waited += 10) {
+      if (waited > 5_000) throw new Error('not reached within 5 s');
+      await sleep(10);
+    }
+  }
+
+  it("stay open past the server's idle timeout by asking for its version, and a burst then opens none", async () => {
+    const asked: { url?: string; authorization?: string; agent?: string }[] = [];
+    const server = await serve((req, res) => {
+      if (req.url === '/version') asked.push({ url: req.url, authorization: req.headers.authorization, agent: req.headers['user-agent'] });
+      // Held a moment: the burst's requests overlap and need every connection.
+      setTimeout(() => json(res, 200, { url: req.url }), req.url === '/version' ? 0 : 20);
+    });
+    // The server closes a connection idle for 300 ms: without the asking, every one would be gone.
+    server.server.keepAliveTimeout = 300;
+    const kube = client(server.port, { maxConnections: 4, idleMs: 50, keepAliveMs: 150 });
+
+    kube.keepOpen(3);
+    await until(() => server.handshakes() === 3 && asked.length >= 3);
+    await sleep(1_000);
+    expect(server.handshakes()).toBe(3);
+    // Asked once when opened, then about every 150 ms each.
+    expect(asked.length).toBeGreaterThanOrEqual(3 * 4);
+    expect(asked.every((request) => request.authorization === 'Bearer t' && request.agent === 'resource-distributor')).toBe(true);
+
+    const burst = await Promise.all(['a', 'b', 'c'].map((name) => kube.request<{ url: string }>('GET', `/api/v1/namespaces/${name}`)));
+    expect(burst.map((answer) => answer.url)).toEqual(['/api/v1/namespaces/a', '/api/v1/namespaces/b', '/api/v1/namespaces/c']);
+    expect(server.handshakes()).toBe(3);
+    expect(kube.connectionsOpened()).toBe(3);
+  });
+
+  it('are no more than maxConnections, and close after the idle time once no longer kept', async () => {
+    const server = await serve((req, res) => json(res, 200, { url: req.url }));
+    const kube = client(server.port, { maxConnections: 2, idleMs: 50, keepAliveMs: 100 });
+    kube.keepOpen(10);
+    await until(() => server.handshakes() === 2);
+    await sleep(300);
+    expect(server.handshakes()).toBe(2);
+
+    kube.keepOpen(0);
+    await sleep(300);
+    // Both closed: the next request opens a connection of its own.
+    expect(await kube.request('GET', '/api/v1/namespaces/a')).toEqual({ url: '/api/v1/namespaces/a' });
+    expect(server.handshakes()).toBe(3);
+  });
+
+  it('that cannot be opened leave nothing behind, and a request still tries its own', async () => {
+    const closed = createNetServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const { port } = closed.address() as AddressInfo;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const kube = client(port, { maxConnections: 2, idleMs: 50, keepAliveMs: 50 });
+    kube.keepOpen(2);
+    await sleep(200);
+    expect(kube.connectionsOpened()).toBe(0);
+    await expect(kube.request('GET', '/api/v1/namespaces/a')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  });
+});
+
 describe('the connection of a request', () => {
   it.each<[string, Handler]>([
     ['answers with Connection: close', (req, res) => res.writeHead(200, { 'Content-Type': 'application/json', Connection: 'close' }).end(JSON.stringify({ url: req.url }))],

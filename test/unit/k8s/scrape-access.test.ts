@@ -51,6 +51,10 @@ class ReviewingClient implements KubeClient {
     throw new Error('no watches here');
   }
 
+  keepOpen(): void {
+    // No connections.
+  }
+
   connectionsOpened(): number {
     return 0;
   }
