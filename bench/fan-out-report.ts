@@ -16,7 +16,8 @@ function kruiseNote(peer: KruisePeer): string {
   return (
     `OpenKruise's kruise-manager ${side.version}, built from its Go module, out of cluster with ${side.flags.map((flag) => `\`${flag}\``).join(' ')} and ResourceDistributionGate on ` +
     `(it has no flag selecting controllers: the others run idle), on a fresh control plane of its own (its CRD stores v1beta1 through its own conversion webhook), after ours, ` +
-    `the same namespaces and distribution; restarted right before its first update, as ours. Its update rounds: ${rounds(side.updateRoundsMs)}; warm-up ${rounds(side.warmUpRoundsMs)}.`
+    `the same namespaces and distribution; created as often as ours, restarted right before each first update, as ours. ` +
+    `Its creates: ${rounds(side.createRoundsMs)}; first updates: ${rounds(side.firstRoundsMs)}; update rounds: ${rounds(side.updateRoundsMs)}; warm-up ${rounds(side.warmUpRoundsMs)}.`
   );
 }
 
@@ -28,9 +29,10 @@ export function renderFanOut(result: FanOutResult): string {
   return [
     '## 3. Fan-out',
     '',
-    `One ConfigMap distribution over ${result.namespaces} namespaces: created; then the product restarted (as users run it) and its template updated once, the first update after a start (cold process, cold connections); ` +
+    `One ConfigMap distribution over ${result.namespaces} namespaces: created ${times(result.createRounds)} (deleted in between, every copy gone; median); ` +
+      `then ${times(result.firstRounds)} the product restarted (as users run it) and its template updated once, the first update after a start (cold process, cold connections; median); ` +
       `then ${plural(result.warmUpRounds, 'warm-up round')} (not counted) and ${plural(result.rounds, 'timed round')} (median). From the create or update request until every copy exists / shows the new content (watch). ` +
-      `Best loop: the fastest of the client-go write loops below, figure by figure (HTTP/2, no client rate limit, authenticated with the product's ServiceAccount token), creating, then replacing, ` +
+      `Best loop: the fastest of the client-go write loops below, figure by figure, each shape's median of as many rounds (HTTP/2, no client rate limit, authenticated with the product's ServiceAccount token), creating, then replacing, ` +
       `${result.namespaces} ConfigMaps of the same shape (data, label, annotations, the ownerReference to the distribution); each loop run is a new process whose clock starts after one request has opened its connection. ` +
       `Ratios: their time ÷ ours (above 1: we are faster; RSS: above 1, we use less).`,
     '',
@@ -47,18 +49,21 @@ export function renderFanOut(result: FanOutResult): string {
     '',
     kruiseNote(result.kruise),
     '',
-    `Every loop shape, in the same run (${plural(result.rounds, 'timed round')} each; the product's and the loops' rounds alternate, and which goes first rotates):`,
+    `Every loop shape, in the same run (${times(result.createRounds)} created, after the product's creates; ${plural(result.firstRounds, 'first update')} and ${plural(result.rounds, 'timed round')} each; ` +
+      `the product's and the loops' update rounds alternate, and which goes first rotates; medians):`,
     '',
     table(
       ['client-go loop', 'protocol', 'create', 'first update', 'update (median)', 'connections per run'],
       result.loops.map((loop) => [shapeName(loop.shape), loop.protocol, fmtMs(loop.createMs), fmtMs(loop.firstUpdateMs), fmtMs(loop.updateMs), String(loop.connections)]),
     ),
     '',
-    `Update rounds: product ${rounds(product.updateRoundsMs)}; best loop (${shapeName(baseline.shape)}) ${rounds(baseline.updateRoundsMs)}. ` +
+    `Creates: product ${rounds(product.createRoundsMs)}; ${loopRounds(result, (loop) => loop.createRoundsMs)}. ` +
+      `First updates after a start: product ${rounds(product.firstRoundsMs)}; ${loopRounds(result, (loop) => loop.firstRoundsMs)}. ` +
+      `Update rounds: product ${rounds(product.updateRoundsMs)}; best loop (${shapeName(baseline.shape)}) ${rounds(baseline.updateRoundsMs)}. ` +
       `Warm-up rounds, not counted: product ${rounds(product.warmUpRoundsMs)}; best loop ${rounds(baseline.warmUpRoundsMs)}. ` +
       `Source changed: a distribution with \`spec.source\` over the same namespaces; the source ConfigMap is replaced and the time runs until every copy carries it (rounds ${rounds(result.source.updateRoundsMs)}).`,
     '',
-    `Connections: the product (both processes) opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section (applyParallelism ${result.applyParallelism}). ` +
+    `Connections: the product (${plural(result.firstRounds + 1, 'process')}) opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section (applyParallelism ${result.applyParallelism}). ` +
       `Product writes per update: ${product.updateWrites}. ` +
       `The first copy shows the new content ${fmtMs(product.firstCopyMs)} after the update request (median; admission, the watch event and the first slice of the plan come before the first write), the best loop's first ConfigMap ${fmtMs(baseline.firstCopyMs)} after its first request.`,
     '',
@@ -74,5 +79,14 @@ function interleave([kruiseValue, kruiseRatio]: [string, string], loopRatio: str
 }
 
 function plural(count: number, noun: string): string {
-  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+  return `${count} ${noun}${count === 1 ? '' : noun.endsWith('s') ? 'es' : 's'}`;
+}
+
+function times(count: number): string {
+  return count === 1 ? 'once' : count === 2 ? 'twice' : `${count} times`;
+}
+
+/** Every loop shape's rounds of one figure, shape by shape. */
+function loopRounds(result: FanOutResult, of: (loop: FanOutResult['loops'][number]) => readonly number[]): string {
+  return result.loops.map((loop) => `${shapeName(loop.shape)} ${rounds(of(loop))}`).join('; ');
 }

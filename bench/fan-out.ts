@@ -9,10 +9,14 @@
 // writes from this machine. The product's and the loops' update rounds alternate, and so does
 // which of them goes first.
 //
-// The product is restarted (as users run it) right before its first update round: that round, the
-// first update after a start (cold V8, cold connections), is reported apart from the warm rounds,
-// for every side (each loop run is a new process anyway). The warm-up rounds after it are reported
-// and not counted. The peer (kruise-peer.ts) runs the same distribution on a plane of its own.
+// Every side creates the M objects several times (deleted in between; the product's rounds first,
+// as the loop's objects name the distribution the last of them made). The product is restarted (as
+// users run it) right before each of its first update rounds: those rounds, the first update after
+// a start (cold V8, cold connections), are reported apart from the warm rounds, for every side (each
+// loop run is a new process anyway). The warm-up rounds after them are reported and not counted.
+// Each figure is a median: one create or one first update is as noisy as any one round, and the
+// fastest of several shapes' single rounds would be a minimum against our one draw. The peer
+// (kruise-peer.ts) runs the same distribution on a plane of its own.
 import { execFile } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { availableParallelism, tmpdir } from 'node:os';
@@ -29,7 +33,7 @@ import { watchObjects } from './object-watch.js';
 import { medianCpu, serverPid, startCpuMeter, type CpuPids, type CpuSpent } from './process-cpu.js';
 import { peerResult, runKruisePeer, type KruisePeer } from './kruise-peer.js';
 import { procMemoryBytes, requestsBetween, waitForQuiet, type Product } from './product.js';
-import { parseMetrics } from './scrape.js';
+import { parseMetrics, type Scrape } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 import { median } from './stats.js';
 import { Tracker } from './tracker.js';
@@ -37,10 +41,12 @@ import { waitUntil } from './wait.js';
 import { unixMsToPerformance } from './wall-clock.js';
 
 export interface FanOutSide {
-  /** Start -> M objects visible (creates). */
+  /** Start -> M objects visible (creates; median of the create rounds). */
   createMs: number;
-  /** The first update round after the creates: the product's right after its restart. */
+  createRoundsMs: number[];
+  /** The first update after a start (median of those rounds): the product's each right after a restart. */
   firstUpdateMs: number;
+  firstRoundsMs: number[];
   /** Start -> M objects visible with the new content (median of the rounds). */
   updateMs: number;
   updateRoundsMs: number[];
@@ -83,12 +89,14 @@ export interface FanOutResult {
   /** Cores of this machine, shared by the product, the control plane and the bench. */
   machineCores: number;
   applyParallelism: number;
+  createRounds: number;
+  firstRounds: number;
   warmUpRounds: number;
   rounds: number;
   product: FanOutSide & {
     /** API writes for one update (M replaces + status; median). */
     updateWrites: number;
-    /** TLS connections the product's two processes (before and after the restart) opened over the section. */
+    /** TLS connections the product's processes (one per restart) opened over the section. */
     connectionsOpened: number;
     requests: number;
     /** The product's RSS (VmRSS, no forced collection, as the peer's) after its rounds. */
@@ -96,9 +104,9 @@ export interface FanOutResult {
   };
   /** Every loop shape, in LOOP_SHAPES order. */
   loops: LoopSide[];
-  /** The shape with the best median update; its create and first update may be beaten by another (bestLoop). */
+  /** The shape with the best median update; its median create and first update may be beaten by another's (bestLoop). */
   baseline: LoopSide;
-  /** The best of every shape, each figure on its own. */
+  /** The best shape's median, each figure on its own. */
   bestLoop: { createMs: number; firstUpdateMs: number; updateMs: number };
   /** A distribution with spec.source over the same namespaces: source replaced -> every copy carries it (median of the rounds). */
   source: { updateMs: number; updateRoundsMs: number[] };
@@ -197,12 +205,24 @@ class ProductRounds {
     return rounds;
   }
 
-  async create(fleet: Fleet): Promise<number> {
-    await waitForQuiet(this.product);
-    this.tracker.expect((hash) => hash !== '');
-    const created = performance.now();
-    await fleet.addDistributions(1);
-    return (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created;
+  /** Creates the distribution `count` times, deleted (and every copy gone) before each again; the last stays. */
+  async createRounds(fleet: Fleet, count: number): Promise<number[]> {
+    const roundsMs: number[] = [];
+    for (let round = 0; round < count; round++) {
+      if (round > 0) await this.remove();
+      await waitForQuiet(this.product);
+      this.tracker.expect((hash) => hash !== '');
+      const created = performance.now();
+      if (round === 0) await fleet.addDistributions(1);
+      else await this.kube.createDistribution(fleetDistribution(0));
+      roundsMs.push((await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created);
+    }
+    return roundsMs;
+  }
+
+  private async remove(): Promise<void> {
+    await this.kube.deleteDistribution(this.name);
+    await waitUntil(`copies of ${this.name} deleted`, () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
   }
 
   /** From now on, rounds time this process (the product restarted). */
@@ -234,7 +254,7 @@ class ProductRounds {
 
 /** What one loop shape did: its create, then its update rounds, each phase apart. */
 interface ShapeRounds {
-  createMs: number;
+  createRoundsMs: number[];
   protocol: string;
   connections: number;
   first: Round[];
@@ -248,7 +268,7 @@ class LoopRounds {
   private readonly tracker = new Tracker((object) => object.data.revision ?? '');
   /** Every run writes a revision of its own: a replace with the same content would change nothing. */
   private revision = 1;
-  readonly shapes: ShapeRounds[] = LOOP_SHAPES.map(() => ({ createMs: Number.NaN, protocol: '', connections: 0, first: [], warmUp: [], rounds: [], loopCpuMs: [] }));
+  readonly shapes: ShapeRounds[] = LOOP_SHAPES.map(() => ({ createRoundsMs: [], protocol: '', connections: 0, first: [], warmUp: [], rounds: [], loopCpuMs: [] }));
 
   private constructor(
     private readonly loop: GoLoop,
@@ -263,18 +283,28 @@ class LoopRounds {
     return rounds;
   }
 
-  /** Each shape creates the M ConfigMaps in turn (deleted between two shapes); the last shape's stay for the updates. */
-  async createAll(): Promise<void> {
-    for (const [index, shape] of LOOP_SHAPES.entries()) {
-      if (index > 0) await this.deleteAll();
-      const revision = String(++this.revision);
-      this.tracker.expect((value) => value === revision);
-      const created = await this.loop.run('create', this.revision, shape);
-      const rounds = this.shapes[index];
-      if (rounds === undefined) continue;
-      rounds.createMs = (await this.tracker.lastReachedAfter(this.m, `baseline ConfigMaps created (${shapeName(shape)})`)) - created.startedAt;
-      rounds.protocol = created.protocol;
-      rounds.connections = created.connections;
+  /**
+   * Each shape creates the M ConfigMaps in turn (deleted before each create), `count` rounds, which
+   * shape goes first rotating; the last create's stay for the updates.
+   */
+  async createAll(count: number): Promise<void> {
+    let created = false;
+    for (let round = 0; round < count; round++) {
+      const turn = round % LOOP_SHAPES.length;
+      const order = [...LOOP_SHAPES.keys()].slice(turn).concat([...LOOP_SHAPES.keys()].slice(0, turn));
+      for (const index of order) {
+        const shape = LOOP_SHAPES[index];
+        const rounds = this.shapes[index];
+        if (shape === undefined || rounds === undefined) continue;
+        if (created) await this.deleteAll();
+        const revision = String(++this.revision);
+        this.tracker.expect((value) => value === revision);
+        const answer = await this.loop.run('create', this.revision, shape);
+        created = true;
+        rounds.createRoundsMs.push((await this.tracker.lastReachedAfter(this.m, `baseline ConfigMaps created (${shapeName(shape)})`)) - answer.startedAt);
+        rounds.protocol = answer.protocol;
+        rounds.connections = Math.max(rounds.connections, answer.connections);
+      }
     }
   }
 
@@ -301,7 +331,7 @@ class LoopRounds {
 
   sides(): LoopSide[] {
     return this.shapes.map((rounds, index) => ({
-      ...summaryOf(rounds.createMs, rounds.first, rounds.warmUp, rounds.rounds),
+      ...summaryOf(rounds.createRoundsMs, rounds.first, rounds.warmUp, rounds.rounds),
       shape: LOOP_SHAPES[index] ?? { workers: 0, slowStart: false },
       protocol: rounds.protocol,
       connections: rounds.connections,
@@ -314,10 +344,12 @@ class LoopRounds {
   }
 }
 
-function summaryOf(createMs: number, first: readonly Round[], warmUp: readonly Round[], rounds: readonly Round[]): FanOutSide {
+function summaryOf(createRoundsMs: readonly number[], first: readonly Round[], warmUp: readonly Round[], rounds: readonly Round[]): FanOutSide {
   return {
-    createMs,
-    firstUpdateMs: first[0]?.ms ?? Number.NaN,
+    createMs: median(createRoundsMs),
+    createRoundsMs: [...createRoundsMs],
+    firstUpdateMs: median(first.map((r) => r.ms)),
+    firstRoundsMs: first.map((r) => r.ms),
     updateMs: median(rounds.map((r) => r.ms)),
     updateRoundsMs: rounds.map((r) => r.ms),
     warmUpRoundsMs: warmUp.map((r) => r.ms),
@@ -408,28 +440,36 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
   /** Whether the loop's ConfigMaps may exist: deleted after a failure, which is what the section reports, so as not to weigh on later sections. */
   let loopObjects = false;
   try {
-    const productCreateMs = await productRounds.create(fleet);
+    const { createRounds, firstRounds, warmUpRounds, rounds: count } = size.fanOut;
+    const productCreateRoundsMs = await productRounds.createRounds(fleet, createRounds);
     const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, await kube.getDistribution(fleetDistributionName(0)));
     loopRounds = await LoopRounds.start(kube, loop, m, pids);
     loopObjects = true;
-    await loopRounds.createAll();
-    // The first update after a start: the product restarted right before it (the loop is a new process every run).
-    const beforeRestart = await waitForQuiet(product);
-    product = await options.restart();
-    productRounds.restarted(product);
-    const firstRound = await updateRounds(productRounds, loopRounds, 0, 1, 'first');
-    const { warmUpRounds, rounds: count } = size.fanOut;
-    const warmUp = await updateRounds(productRounds, loopRounds, 1, warmUpRounds, 'warmUp');
-    const rounds = await updateRounds(productRounds, loopRounds, 1 + warmUpRounds, count, 'rounds');
-    const last = await product.scrape();
-    // Both processes' counters: the first's until its restart, the second's from its start.
-    const before = requestsBetween(first, beforeRestart);
-    const after = requestsBetween(parseMetrics(''), last);
+    await loopRounds.createAll(createRounds);
+    // The first updates after a start: the product restarted right before each (the loop is a new process every run).
+    // Every process's counters, each from its start (the first's from the section's).
+    const served = { requests: 0, connections: 0 };
+    const tally = (from: Scrape, to: Scrape): void => {
+      served.requests += Object.values(requestsBetween(from, to).byRequest).reduce((a, n) => a + n, 0);
+      served.connections += to.sum(CONNECTIONS) - from.sum(CONNECTIONS);
+    };
+    let since = first;
+    const firstRoundsOf: Round[] = [];
+    for (let round = 0; round < firstRounds; round++) {
+      tally(since, await waitForQuiet(product));
+      product = await options.restart();
+      since = parseMetrics('');
+      productRounds.restarted(product);
+      firstRoundsOf.push(...(await updateRounds(productRounds, loopRounds, round, 1, 'first')));
+    }
+    const warmUp = await updateRounds(productRounds, loopRounds, firstRounds, warmUpRounds, 'warmUp');
+    const rounds = await updateRounds(productRounds, loopRounds, firstRounds + warmUpRounds, count, 'rounds');
+    tally(since, await product.scrape());
     const productResult = {
-      ...summaryOf(productCreateMs, firstRound, warmUp, rounds),
+      ...summaryOf(productCreateRoundsMs, firstRoundsOf, warmUp, rounds),
       updateWrites: median(productRounds.writes),
-      connectionsOpened: beforeRestart.sum(CONNECTIONS) - first.sum(CONNECTIONS) + last.sum(CONNECTIONS),
-      requests: [before, after].reduce((sum, between) => sum + Object.values(between.byRequest).reduce((a, n) => a + n, 0), 0),
+      connectionsOpened: served.connections,
+      requests: served.requests,
       rssBytes: await procMemoryBytes(product.pid),
     };
     const loops = loopRounds.sides();
@@ -443,6 +483,8 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
       namespaces: m,
       machineCores: availableParallelism(),
       applyParallelism: product.applyParallelism,
+      createRounds,
+      firstRounds,
       warmUpRounds,
       rounds: count,
       product: productResult,

@@ -2,8 +2,9 @@
 // namespaces, on a control plane of its own (its CRD, conversion and webhooks are not for the
 // product's plane), one controller at a time: the product's plane is idle meanwhile. The same
 // M namespaces with the same label, the same distribution (the fleet's template, same size);
-// created, then kruise-manager restarted and the template updated (the first update after a start,
-// on a cold process with cold connections), then warm-up and timed update rounds, as ours.
+// created (as many times as ours, deleted in between), then kruise-manager restarted before each
+// of its first updates (the first update after a start, on a cold process with cold connections),
+// then warm-up and timed update rounds, as ours; each figure the median of its rounds.
 //
 // Flags (KRUISE_FLAGS): its client's rate limit raised far above what the API server takes here
 // (--rest-config-qps=2000 --rest-config-burst=4000; its defaults, 30 and 50, would make it the
@@ -29,10 +30,12 @@ export const KRUISE_FLAGS = ['--rest-config-qps=2000', '--rest-config-burst=4000
 export interface KruiseSide {
   version: string;
   flags: string[];
-  /** Create request -> M copies visible. */
+  /** Create request -> M copies visible (median of the create rounds). */
   createMs: number;
-  /** kruise-manager restarted, then its first update: request -> M copies with the new content. */
+  createRoundsMs: number[];
+  /** kruise-manager restarted, then its first update: request -> M copies with the new content (median of those rounds). */
   firstUpdateMs: number;
+  firstRoundsMs: number[];
   /** Median of the timed rounds, after the warm-up ones. */
   updateMs: number;
   updateRoundsMs: number[];
@@ -98,6 +101,8 @@ export async function waitForKruiseWebhook(kube: BenchKube, kruise: KruiseManage
 class KruiseRun {
   private readonly name = fleetDistributionName(0);
   private readonly tracker = new Tracker((object) => object.data.revision ?? '');
+  /** Every update writes a revision of its own (1 is the create's). */
+  private revision = 1;
   private kruise: KruiseManager | undefined;
   private watch: { stop(): void } | undefined;
 
@@ -125,16 +130,27 @@ class KruiseRun {
     await waitForKruiseQuiet(this.kruise);
   }
 
-  async create(): Promise<number> {
-    this.tracker.expect((revision) => revision === '1');
-    const created = performance.now();
-    await this.kube.createDistribution(fleetDistribution(0));
-    return (await this.tracker.lastReachedAfter(this.m, `Kruise's ${this.m} copies`)) - created;
+  /** Creates the distribution `count` times, deleted (its copies gone, by the garbage collector) before each again. */
+  async create(count: number): Promise<number[]> {
+    const roundsMs: number[] = [];
+    for (let round = 0; round < count; round++) {
+      if (round > 0) {
+        await this.kube.deleteDistribution(this.name);
+        await waitUntil(`Kruise's copies deleted`, () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
+      }
+      if (this.kruise !== undefined) await waitForKruiseQuiet(this.kruise);
+      this.tracker.expect((revision) => revision === '1');
+      const created = performance.now();
+      await this.kube.createDistribution(fleetDistribution(0));
+      roundsMs.push((await this.tracker.lastReachedAfter(this.m, `Kruise's ${this.m} copies`)) - created);
+    }
+    return roundsMs;
   }
 
-  async update(revision: number): Promise<number> {
+  async update(): Promise<number> {
     if (this.kruise === undefined) throw new Error('kruise-manager is not running');
     await waitForKruiseQuiet(this.kruise);
+    const revision = ++this.revision;
     this.tracker.expect((value) => value === String(revision));
     const started = await this.kube.updateDistribution(this.name, (rd) => {
       rd.spec.resource = fleetDistribution(0, revision).spec.resource;
@@ -165,18 +181,32 @@ export async function runKruisePeer(size: BenchSize): Promise<KruiseSide> {
   const run = new KruiseRun(kube, () => startKruise(plane.kubeconfigPath, plane.dir, { flags: KRUISE_FLAGS }), m);
   try {
     await run.begin(numberedNames('bench-fleet-ns', 0, m), size.clientConcurrency);
-    const createMs = await run.create();
-    say(`${m} copies created in ${createMs.toFixed(0)} ms; restarting kruise-manager before its first update`);
-    await run.restart();
-    const firstUpdateMs = await run.update(2);
-    const { warmUpRounds, rounds } = size.fanOut;
+    const { createRounds, firstRounds, warmUpRounds, rounds } = size.fanOut;
+    const createRoundsMs = await run.create(createRounds);
+    say(`${m} copies created in ${createRoundsMs.map((ms) => ms.toFixed(0)).join(', ')} ms; restarting kruise-manager before each first update`);
+    const firstRoundsMs: number[] = [];
+    for (let round = 0; round < firstRounds; round++) {
+      await run.restart();
+      firstRoundsMs.push(await run.update());
+    }
     const warmUpRoundsMs: number[] = [];
-    for (let round = 0; round < warmUpRounds; round++) warmUpRoundsMs.push(await run.update(3 + round));
+    for (let round = 0; round < warmUpRounds; round++) warmUpRoundsMs.push(await run.update());
     const updateRoundsMs: number[] = [];
-    for (let round = 0; round < rounds; round++) updateRoundsMs.push(await run.update(3 + warmUpRounds + round));
+    for (let round = 0; round < rounds; round++) updateRoundsMs.push(await run.update());
     const rssBytes = await run.rss();
     say(`done in ${((performance.now() - started) / 1000).toFixed(1)} s, its plane's start included`);
-    return { version: 'v1.9.0', flags: [...KRUISE_FLAGS], createMs, firstUpdateMs, updateMs: median(updateRoundsMs), updateRoundsMs, warmUpRoundsMs, rssBytes };
+    return {
+      version: 'v1.9.0',
+      flags: [...KRUISE_FLAGS],
+      createMs: median(createRoundsMs),
+      createRoundsMs,
+      firstUpdateMs: median(firstRoundsMs),
+      firstRoundsMs,
+      updateMs: median(updateRoundsMs),
+      updateRoundsMs,
+      warmUpRoundsMs,
+      rssBytes,
+    };
   } catch (error) {
     throw new Error(`${error instanceof Error ? error.message : String(error)}\nkruise-manager log:\n${await run.tail()}`, { cause: error });
   } finally {

@@ -42,12 +42,14 @@ export interface BenchSize {
   /** Namespaces created at a fixed rate while `distributions` select them; the same by OpenKruise's kruise-manager on its own plane (unless --no-kruise). */
   propagation: { namespaces: number; distributions: number; ratePerSecond: number };
   /**
-   * Namespaces one distribution targets: created, then updated once right after a restart (the
-   * first update after a start, reported apart), then `warmUpRounds` times (reported, not counted),
-   * then `rounds` times; each round by the product and by each client-go loop shape, and the same
-   * by OpenKruise's kruise-manager on its own plane (unless --no-kruise).
+   * Namespaces one distribution targets: created `createRounds` times (deleted in between), then
+   * updated `firstRounds` times each right after a restart (the first update after a start,
+   * reported apart), then `warmUpRounds` times (reported, not counted), then `rounds` times; each
+   * round by the product and by each client-go loop shape, and the same by OpenKruise's
+   * kruise-manager on its own plane (unless --no-kruise). Each figure is the median of its rounds:
+   * a single create or first update is as noisy as any one round.
    */
-  fanOut: { namespaces: number; warmUpRounds: number; rounds: number };
+  fanOut: { namespaces: number; createRounds: number; firstRounds: number; warmUpRounds: number; rounds: number };
   /** How long the converged product is watched doing nothing (periodic sweeps included). */
   steadyState: { idleSeconds: number };
   /**
@@ -94,7 +96,7 @@ const LARGE: BenchSize = {
     crowd: { distributions: 100, excludedNames: 10_000 },
   },
   propagation: { namespaces: 500, distributions: 10, ratePerSecond: 10 },
-  fanOut: { namespaces: 3000, warmUpRounds: 2, rounds: 5 },
+  fanOut: { namespaces: 3000, createRounds: 3, firstRounds: 3, warmUpRounds: 2, rounds: 5 },
   steadyState: { idleSeconds: 90 },
   contention: { objectSyncs: 10, destinationsPerSync: 1000, rounds: 3 },
   largeAuthor: { namespaces: 10_000, rounds: 3 },
@@ -109,7 +111,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'smoke',
     admission: { steps: [{ rate: 100, connections: 8 }, { rate: 300, connections: 16 }], podSteps: [{ rate: 200, connections: 8 }], podRounds: 1, podRoundSeconds: 4, durationSeconds: 4, warmupSeconds: 1, crowd: { distributions: 10, excludedNames: 1000 } },
     propagation: { namespaces: 20, distributions: 10, ratePerSecond: 10 },
-    fanOut: { namespaces: 50, warmUpRounds: 1, rounds: 2 },
+    fanOut: { namespaces: 50, createRounds: 1, firstRounds: 1, warmUpRounds: 1, rounds: 2 },
     steadyState: { idleSeconds: 12 },
     contention: { objectSyncs: 1, destinationsPerSync: 200, rounds: 1 },
     largeAuthor: { namespaces: 300, rounds: 1 },
@@ -122,7 +124,7 @@ const SIZES: Record<SizeName, BenchSize> = {
     name: 'default',
     admission: { steps: [{ rate: 200, connections: 16 }, { rate: 1000, connections: 32 }], podSteps: [{ rate: 500, connections: 16 }], podRounds: 4, podRoundSeconds: 10, durationSeconds: 20, warmupSeconds: 3, crowd: { distributions: 100, excludedNames: 10_000 } },
     propagation: { namespaces: 100, distributions: 10, ratePerSecond: 5 },
-    fanOut: { namespaces: 500, warmUpRounds: 8, rounds: 15 },
+    fanOut: { namespaces: 500, createRounds: 3, firstRounds: 3, warmUpRounds: 8, rounds: 15 },
     steadyState: { idleSeconds: 60 },
     contention: { objectSyncs: 5, destinationsPerSync: 1000, rounds: 3 },
     largeAuthor: { namespaces: 10_000, rounds: 3 },
@@ -133,7 +135,7 @@ const SIZES: Record<SizeName, BenchSize> = {
   },
   large: LARGE,
   // large, with the fan-out over 10,000 namespaces (`--size xl --only fan-out`).
-  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, warmUpRounds: 1, rounds: 5 } },
+  xl: { ...LARGE, name: 'xl', fanOut: { namespaces: 10_000, createRounds: 1, firstRounds: 1, warmUpRounds: 1, rounds: 5 } },
 };
 
 export interface BenchArgs {
