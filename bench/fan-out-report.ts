@@ -65,6 +65,8 @@ export function renderFanOut(result: FanOutResult): string {
     '',
     `Connections: the product (${plural(result.firstRounds + 1, 'process')}) opened ${product.connectionsOpened} TLS connections for ${product.requests} API requests in this section (applyParallelism ${result.applyParallelism}). ` +
       `Product writes per update: ${product.updateWrites}. ` +
+      `A create: the distribution's own create request is answered ${fmtMs(product.createRequestMs)} after it is sent (its admission: the product's mutating and validating webhooks, the conversion to the stored version; median), ` +
+      `its first copy shows ${fmtMs(product.createFirstCopyMs)} after it; the loop's clock starts at its first ConfigMap's request. ` +
       `The first copy shows the new content ${fmtMs(product.firstCopyMs)} after the update request (median; admission, the watch event and the first slice of the plan come before the first write), the best loop's first ConfigMap ${fmtMs(baseline.firstCopyMs)} after its first request.`,
     '',
     `CPU time over an update round (median; ${result.machineCores} cores, so a round of T seconds has ${result.machineCores}·T CPU-seconds to share): ` +

@@ -94,6 +94,10 @@ export interface FanOutResult {
   warmUpRounds: number;
   rounds: number;
   product: FanOutSide & {
+    /** The distribution's own create request, until answered (its admission and storage; median of the creates). */
+    createRequestMs: number;
+    /** Create request -> the first copy visible (median of the creates). */
+    createFirstCopyMs: number;
     /** API writes for one update (M replaces + status; median). */
     updateWrites: number;
     /** TLS connections the product's processes (one per restart) opened over the section. */
@@ -185,6 +189,13 @@ interface Round {
   cpu: CpuSpent;
 }
 
+/** One create of the product's: request -> every copy; the request's own answer; the first copy. */
+interface CreateRound {
+  ms: number;
+  requestMs: number;
+  firstMs: number;
+}
+
 /** The product's copies of the fan-out distribution, watched: created once, then updated a round at a time. */
 class ProductRounds {
   private readonly name = fleetDistributionName(0);
@@ -205,9 +216,13 @@ class ProductRounds {
     return rounds;
   }
 
-  /** Creates the distribution `count` times, deleted (and every copy gone) before each again; the last stays. */
-  async createRounds(fleet: Fleet, count: number): Promise<number[]> {
-    const roundsMs: number[] = [];
+  /**
+   * Creates the distribution `count` times, deleted (and every copy gone) before each again; the
+   * last stays. Each round also times the create request itself (the distribution's admission and
+   * storage) and its first copy, both from the request.
+   */
+  async createRounds(fleet: Fleet, count: number): Promise<CreateRound[]> {
+    const rounds: CreateRound[] = [];
     for (let round = 0; round < count; round++) {
       if (round > 0) await this.remove();
       await waitForQuiet(this.product);
@@ -215,9 +230,11 @@ class ProductRounds {
       const created = performance.now();
       if (round === 0) await fleet.addDistributions(1);
       else await this.kube.createDistribution(fleetDistribution(0));
-      roundsMs.push((await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created);
+      const requestMs = performance.now() - created;
+      const ms = (await this.tracker.lastReachedAfter(this.m, `${this.m} copies of ${this.name}`)) - created;
+      rounds.push({ ms, requestMs, firstMs: (this.tracker.firstReached() ?? Number.NaN) - created });
     }
-    return roundsMs;
+    return rounds;
   }
 
   private async remove(): Promise<void> {
@@ -441,7 +458,7 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
   let loopObjects = false;
   try {
     const { createRounds, firstRounds, warmUpRounds, rounds: count } = size.fanOut;
-    const productCreateRoundsMs = await productRounds.createRounds(fleet, createRounds);
+    const productCreates = await productRounds.createRounds(fleet, createRounds);
     const loop = await GoLoop.prepare(options.kubeconfigPath, fleet.namespaces, await kube.getDistribution(fleetDistributionName(0)));
     loopRounds = await LoopRounds.start(kube, loop, m, pids);
     loopObjects = true;
@@ -466,7 +483,9 @@ export async function runFanOut(options: FanOutOptions): Promise<FanOutResult> {
     const rounds = await updateRounds(productRounds, loopRounds, firstRounds + warmUpRounds, count, 'rounds');
     tally(since, await product.scrape());
     const productResult = {
-      ...summaryOf(productCreateRoundsMs, firstRoundsOf, warmUp, rounds),
+      ...summaryOf(productCreates.map((r) => r.ms), firstRoundsOf, warmUp, rounds),
+      createRequestMs: median(productCreates.map((r) => r.requestMs)),
+      createFirstCopyMs: median(productCreates.map((r) => r.firstMs)),
       updateWrites: median(productRounds.writes),
       connectionsOpened: served.connections,
       requests: served.requests,
