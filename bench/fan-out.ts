@@ -37,7 +37,6 @@ import { parseMetrics, type Scrape } from './scrape.js';
 import type { BenchSize } from './sizes.js';
 import { median } from './stats.js';
 import { Tracker } from './tracker.js';
-import { waitUntil } from './wait.js';
 import { unixMsToPerformance } from './wall-clock.js';
 
 export interface FanOutSide {
@@ -239,7 +238,7 @@ class ProductRounds {
 
   private async remove(): Promise<void> {
     await this.kube.deleteDistribution(this.name);
-    await waitUntil(`copies of ${this.name} deleted`, () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
+    await this.tracker.emptied(this.m, `copies of ${this.name} deleted`);
   }
 
   /** From now on, rounds time this process (the product restarted). */
@@ -307,9 +306,7 @@ class LoopRounds {
   async createAll(count: number): Promise<void> {
     let created = false;
     for (let round = 0; round < count; round++) {
-      const turn = round % LOOP_SHAPES.length;
-      const order = [...LOOP_SHAPES.keys()].slice(turn).concat([...LOOP_SHAPES.keys()].slice(0, turn));
-      for (const index of order) {
+      for (const index of rotated([...LOOP_SHAPES.keys()], round)) {
         const shape = LOOP_SHAPES[index];
         const rounds = this.shapes[index];
         if (shape === undefined || rounds === undefined) continue;
@@ -328,7 +325,7 @@ class LoopRounds {
   /** Deletes the ConfigMaps and waits until the watch has seen every one go. */
   async deleteAll(): Promise<void> {
     await this.loop.run('delete', 0);
-    await waitUntil('baseline ConfigMaps deleted', () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
+    await this.tracker.emptied(this.m, 'baseline ConfigMaps deleted');
   }
 
   async update(index: number, phase: 'first' | 'warmUp' | 'rounds'): Promise<void> {
@@ -375,6 +372,12 @@ function summaryOf(createRoundsMs: readonly number[], first: readonly Round[], w
   };
 }
 
+/** `items` starting at the round's turn: which side goes first rotates from round to round. */
+function rotated<T>(items: readonly T[], round: number): T[] {
+  const turn = round % items.length;
+  return [...items.slice(turn), ...items.slice(0, turn)];
+}
+
 /**
  * The product's and every loop shape's update rounds alternate, and which goes first rotates: a
  * machine whose pace drifts over the section (the API server's caches, etcd's compactions) then
@@ -383,10 +386,7 @@ function summaryOf(createRoundsMs: readonly number[], first: readonly Round[], w
 async function updateRounds(product: ProductRounds, loop: LoopRounds, from: number, count: number, phase: 'first' | 'warmUp' | 'rounds'): Promise<Round[]> {
   const productRounds: Round[] = [];
   const sides = [async (round: number): Promise<void> => void productRounds.push(await product.update(round)), ...LOOP_SHAPES.map((_, index) => () => loop.update(index, phase))];
-  for (let round = from; round < from + count; round++) {
-    const turn = round % sides.length;
-    for (const side of [...sides.slice(turn), ...sides.slice(0, turn)]) await side(round);
-  }
+  for (let round = from; round < from + count; round++) for (const side of rotated(sides, round)) await side(round);
   return productRounds;
 }
 

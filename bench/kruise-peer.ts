@@ -136,7 +136,7 @@ class KruiseRun {
     for (let round = 0; round < count; round++) {
       if (round > 0) {
         await this.kube.deleteDistribution(this.name);
-        await waitUntil(`Kruise's copies deleted`, () => this.tracker.latest.size === 0, 60_000 + this.m * 200, () => `${this.tracker.latest.size} left`);
+        await this.tracker.emptied(this.m, `Kruise's copies deleted`);
       }
       if (this.kruise !== undefined) await waitForKruiseQuiet(this.kruise);
       this.tracker.expect((revision) => revision === '1');

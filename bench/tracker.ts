@@ -52,6 +52,11 @@ export class Tracker {
     return this.reached.size === 0 ? undefined : Math.min(...this.reached.values());
   }
 
+  /** Resolves once every tracked object is gone (deleted `m` objects: the timeout grows with them). */
+  async emptied(m: number, what: string, timeoutMs = 60_000 + m * 200): Promise<void> {
+    await waitUntil(what, () => this.latest.size === 0, timeoutMs, () => `${this.latest.size} left`);
+  }
+
   /** When the m-th object showed the wanted value (performance.now() ms), once m have. */
   async lastReachedAfter(m: number, what: string, timeoutMs = 60_000 + m * 200): Promise<number> {
     await waitUntil(what, () => this.reached.size >= m, timeoutMs, () => `${this.reached.size} of ${m}`);
