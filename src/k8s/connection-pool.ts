@@ -30,7 +30,8 @@ export interface PoolRequest {
   /** Path and query, already encoded. */
   path: string;
   headers: Readonly<Record<string, string>>;
-  body?: string;
+  /** JSON as text, or bytes (protobuf). */
+  body?: string | Buffer;
   /** The deadline covers the wait for a connection and the whole answer. */
   timeoutMs: number;
 }
@@ -251,7 +252,7 @@ function createSlots(options: PoolOptions): Slots {
 }
 
 /** One request over the connection `acquire` gives: settled by its answer, the connection's failure or the deadline. */
-function exchange(acquire: () => Promise<PooledConnection>, release: (connection: PooledConnection) => void, request: PoolRequest, bytes: string): Promise<Response> {
+function exchange(acquire: () => Promise<PooledConnection>, release: (connection: PooledConnection) => void, request: PoolRequest, bytes: string | Buffer): Promise<Response> {
   return new Promise<Response>((resolve, reject) => {
     let connection: PooledConnection | undefined;
     let done = false;
@@ -288,7 +289,10 @@ export function createConnectionPool(options: PoolOptions): ConnectionPool {
   return {
     send: (request) => {
       if (closed) return Promise.reject(closedError());
-      return exchange(() => slots.acquire(), (connection) => slots.release(connection), request, requestHead(request, options.host) + (request.body ?? ''));
+      const head = requestHead(request, options.host);
+      const { body } = request;
+      const bytes = body === undefined ? head : typeof body === 'string' ? head + body : Buffer.concat([Buffer.from(head), body]);
+      return exchange(() => slots.acquire(), (connection) => slots.release(connection), request, bytes);
     },
     opened: () => slots.opened(),
     keepOpen: (count) => {

@@ -1,4 +1,4 @@
-// The one HTTP client of the process: JSON requests and watch streams to the API server over
+// The one HTTP client of the process: requests (JSON, or the bytes a caller encoded) and watch streams to the API server over
 // kept-alive TLS connections. Requests share a bounded pool of our own (a burst of writes queues
 // for a free connection instead of opening one per request); each watch holds a node:https
 // connection for as long as it runs, and a finished watch hands it to the next one.
@@ -12,6 +12,7 @@ export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface CallOptions {
   query?: Query;
+  /** Sent as JSON; a Buffer is sent as it is (name its `contentType`). */
   body?: unknown;
   /** Default application/json; patches name their type. */
   contentType?: string;
@@ -19,6 +20,8 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Default application/json; a metadata-only read asks for PartialObjectMetadata. */
   accept?: string;
+  /** Reads an answer the `accept` allows other than JSON; undefined when the body is JSON after all. */
+  decode?: (body: Buffer) => unknown;
 }
 
 /** An answer other than 2xx; `body` is the API server's Status (parsed), or its raw text. */
@@ -214,10 +217,11 @@ export function createKubeClient(connection: Connection, options: KubeClientOpti
   return {
     async request<T>(method: string, path: string, call: CallOptions = {}): Promise<T> {
       const headers = await headersFor(call);
-      const body = call.body === undefined ? undefined : JSON.stringify(call.body);
+      const body = call.body === undefined || Buffer.isBuffer(call.body) ? call.body : JSON.stringify(call.body);
       const timeoutMs = call.timeoutMs ?? options.timeoutMs;
       const response = await requests.send({ method, path: `${prefix}${path}${encodeQuery(call.query)}`, headers, body, timeoutMs });
-      const parsed = parseOrText(Buffer.concat(response.body).toString('utf8'));
+      const bytes = Buffer.concat(response.body);
+      const parsed = call.decode?.(bytes) ?? parseOrText(bytes.toString('utf8'));
       if (response.status >= 200 && response.status < 300) return parsed as T;
       throw new ApiError(response.status, parsed);
     },

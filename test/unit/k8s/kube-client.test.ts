@@ -381,6 +381,41 @@ describe('requests', () => {
     if (expectedJson !== undefined) expect(JSON.parse(answer.body)).toEqual(expectedJson);
   });
 
+  it.each<[string, number]>([
+    ['an answer', 201],
+    ['an error', 409],
+  ])('sends bytes as they are, and reads %s in the format it came in through `decode`', async (_, code) => {
+    const bytes = Buffer.from([0x6b, 0x38, 0x73, 0x00, 0x0a, 0xff, 0x00, 0x80]);
+    const received: { contentType?: string; accept?: string; body?: Buffer } = {};
+    const server = await serve((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        Object.assign(received, { contentType: req.headers['content-type'], accept: req.headers.accept, body: Buffer.concat(chunks) });
+        res.writeHead(code, { 'Content-Type': 'application/x-test' }).end(Buffer.from([1, 2, 3]));
+      });
+    });
+    const call: CallOptions = {
+      body: bytes,
+      contentType: 'application/vnd.kubernetes.protobuf',
+      accept: 'application/vnd.kubernetes.protobuf, application/json',
+      decode: (body) => ({ code, reason: 'Decoded', message: 'read', bytes: [...body] }),
+    };
+    const outcome: unknown = await client(server.port)
+      .request('POST', '/api/v1/namespaces/team-a/configmaps', call)
+      .catch((e: unknown) => e);
+    expect(received).toEqual({ contentType: 'application/vnd.kubernetes.protobuf', accept: 'application/vnd.kubernetes.protobuf, application/json', body: bytes });
+    const decoded = { code, reason: 'Decoded', message: 'read', bytes: [1, 2, 3] };
+    if (code === 201) expect(outcome).toEqual(decoded);
+    else expect(outcome).toMatchObject({ name: 'ApiError', code, body: decoded });
+  });
+
+  it('reads JSON when `decode` finds the answer is JSON after all', async () => {
+    const server = await serve((_req, res) => json(res, 200, { kind: 'ConfigMap' }));
+    const answer = await client(server.port).request('POST', '/x', { body: Buffer.from('k8s'), contentType: 'application/vnd.kubernetes.protobuf', decode: () => undefined });
+    expect(answer).toEqual({ kind: 'ConfigMap' });
+  });
+
   it("keeps the server URL's path as a prefix", async () => {
     const server = await serve(echo);
     const kube = client(server.port, {}, { server: `https://127.0.0.1:${server.port}/k8s/clusters/c-1` });
