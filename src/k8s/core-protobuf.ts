@@ -87,18 +87,24 @@ const SECRET_CHECKS: Readonly<Record<string, Check>> = {
   immutable: isBoolean,
 };
 
-const META_STRINGS = ['name', 'generateName', 'namespace', 'uid', 'resourceVersion'] as const;
+/** ObjectMeta's string fields a request may carry, by field number (selfLink, 4, is never sent). */
+const META_STRINGS = [
+  ['name', 1],
+  ['generateName', 2],
+  ['namespace', 3],
+  ['uid', 5],
+  ['resourceVersion', 6],
+] as const;
 
 function decoded(map: Readonly<Record<string, string>>): Map<string, Buffer> {
   return new Map(Object.entries(map).map(([key, value]) => [key, Buffer.from(value, 'base64')]));
 }
 
 function writeMeta(writer: ProtoWriter, meta: ObjectMeta): void {
-  META_STRINGS.forEach((key, index) => {
+  for (const [key, field] of META_STRINGS) {
     const value = meta[key];
-    // name 1, generateName 2, namespace 3; selfLink (4) is never sent; uid 5, resourceVersion 6.
-    if (value !== undefined) writer.string(index < 3 ? index + 1 : index + 2, value);
-  });
+    if (value !== undefined) writer.string(field, value);
+  }
   if (meta.generation !== undefined) writer.uint(7, meta.generation);
   const created = meta.creationTimestamp;
   if (created !== undefined) writer.message(8, (time) => time.uint(1, Date.parse(created) / 1000));

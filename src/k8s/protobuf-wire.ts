@@ -157,30 +157,27 @@ export class ProtoReader {
     return this.varint() !== 0;
   }
 
-  /** A length-delimited value's bytes (shared with the buffer read). */
-  bytes(): Buffer {
+  /** Where a length-delimited value lies in the buffer; the reader moves past it. */
+  private delimited(): [start: number, end: number] {
     const size = this.varint();
     const start = this.at;
     if (start + size > this.end) throw new MalformedProtobuf('length past the end of the message');
     this.at = start + size;
-    return this.buffer.subarray(start, start + size);
+    return [start, this.at];
+  }
+
+  /** A length-delimited value's bytes (shared with the buffer read). */
+  bytes(): Buffer {
+    return this.buffer.subarray(...this.delimited());
   }
 
   string(): string {
-    const size = this.varint();
-    const start = this.at;
-    if (start + size > this.end) throw new MalformedProtobuf('length past the end of the message');
-    this.at = start + size;
-    return this.buffer.toString('utf8', start, start + size);
+    return this.buffer.toString('utf8', ...this.delimited());
   }
 
   /** A nested message, read by its own reader. */
   message(): ProtoReader {
-    const size = this.varint();
-    const start = this.at;
-    if (start + size > this.end) throw new MalformedProtobuf('length past the end of the message');
-    this.at = start + size;
-    return new ProtoReader(this.buffer, start, start + size);
+    return new ProtoReader(this.buffer, ...this.delimited());
   }
 
   /** Passes over a value of a field not read. */
