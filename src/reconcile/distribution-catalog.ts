@@ -34,6 +34,8 @@ export interface DistributionCatalog {
    * of a distribution it no longer holds): whether it still exists. `copies` are its copies.
    */
   exists(name: string, copies: readonly Resource[]): Promise<boolean>;
+  /** Whether the cache holds the object behind `rd` (its ResourceDistribution, or its ObjectSync) as the API server has it now. */
+  current(rd: ResourceDistribution): Promise<boolean>;
   /** Writes the distribution's status where its API keeps it; false when its object is gone. */
   writeStatus(rd: ResourceDistribution, status: DistributionStatus): Promise<boolean>;
   /** Before its first copy: what keeps the copies from outliving it unnoticed (an ObjectSync's finalizer). */
@@ -199,7 +201,7 @@ async function setFinalizers({ api, caches }: CatalogDeps, os: ObjectSync, final
   }
 }
 
-type CatalogLifecycle = Pick<DistributionCatalog, 'exists' | 'writeStatus' | 'hold' | 'release' | 'forget'>;
+type CatalogLifecycle = Pick<DistributionCatalog, 'exists' | 'current' | 'writeStatus' | 'hold' | 'release' | 'forget'>;
 
 /** What the reconciler asks of the API behind a distribution: whether it still exists, its status, its finalizer. */
 function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): CatalogLifecycle {
@@ -215,6 +217,11 @@ function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): Ca
       // An ObjectSync of a kind this process does not allow is not ours to judge: its copies stay.
       const groups = reportedDistributionsOf(os, caches.kinds);
       return groups.length === 0 || groups.some((rd) => rd.metadata.name === name);
+    },
+    current: async (rd) => {
+      const { origin } = rd;
+      const live = origin === undefined ? await api.lookupDistribution(rd.metadata.name) : await api.lookupObjectSync(origin.namespace, origin.name);
+      return live !== undefined && live.metadata.resourceVersion === rd.metadata.resourceVersion;
     },
     writeStatus: async (rd, status) => {
       if (rd.origin !== undefined) return writeObjectSyncStatus(deps, syncs, rd, status);

@@ -40,6 +40,7 @@ import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
 import { targetNamespaces } from './target-namespaces.js';
+import { TermConfirmations } from './term-confirmations.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
@@ -86,6 +87,7 @@ interface Parts {
   copyStates: CopyStates;
   lastPasses: LastPasses;
   policyRetries: PolicyRetries;
+  confirmations: TermConfirmations;
 }
 
 function buildParts(deps: ReconcilerDeps): Parts {
@@ -104,6 +106,7 @@ function buildParts(deps: ReconcilerDeps): Parts {
     copyStates: new CopyStates(deps.metrics.copies),
     lastPasses: new LastPasses(),
     policyRetries: new PolicyRetries(),
+    confirmations: new TermConfirmations({ api, catalog: deps.catalog, log }),
   };
 }
 
@@ -342,6 +345,7 @@ function forgetAndRemoveOrphans(parts: Parts, name: string, signal: AbortSignal)
   parts.copyStates.forget(name);
   parts.lastPasses.forget(name);
   parts.policyRetries.forget(name);
+  parts.confirmations.forget(name);
   parts.reader.forget(name);
   parts.deps.catalog.forget(name);
   parts.deps.authors?.forget(name);
@@ -363,6 +367,8 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
   }
   // Read at the same moment: the author is asked about the very source version the copies are made of.
   const source = sourceObject(rd, parts.deps.caches.sources);
+  // The first pass after taking the lead writes only from what the API server holds now (see term-confirmations).
+  if (!(await parts.confirmations.confirm(rd, source, signal))) return 'retry';
   const resolved = resolveDistribution(rd, parts.deps.caches);
   switch (resolved.state) {
     case 'ready': {

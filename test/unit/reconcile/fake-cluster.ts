@@ -96,13 +96,20 @@ export class FakeCluster {
     return ns;
   }
 
-  putDistribution<T extends ResourceDistribution>(rd: T): T {
+  /** `silent`: as if the watch had not delivered it yet (`emitDistribution` delivers it later). */
+  putDistribution<T extends ResourceDistribution>(rd: T, silent = false): T {
     const old = this.distributions.get(rd.metadata.name);
     const stored = this.stamp(rd, old === undefined && rd.metadata.uid === undefined);
     if (old) stored.metadata.uid = old.metadata.uid;
     this.distributions.set(rd.metadata.name, stored);
-    this.emit('distributions', old ? 'MODIFIED' : 'ADDED', stored);
+    if (!silent) this.emit('distributions', old ? 'MODIFIED' : 'ADDED', stored);
     return stored;
+  }
+
+  /** The watch event of a distribution's current state, late. */
+  emitDistribution(name: string): void {
+    const stored = this.distributions.get(name);
+    if (stored) this.emit('distributions', 'MODIFIED', stored);
   }
 
   deleteDistribution(name: string): void {
@@ -152,15 +159,21 @@ export class FakeCluster {
     this.emit('objectsyncs', 'DELETED', old);
   }
 
-  putObject(object: Resource): Resource {
+  /** `sourceLate`: as if the watches of one object by name (sources) had not delivered it yet (`emitToSourceWatch` does later). */
+  putObject(object: Resource, sourceLate = false): Resource {
     const key = keyOf(object.kind, object.metadata.namespace ?? '', object.metadata.name ?? '');
     const old = this.copies.get(key);
     const stored = this.stamp(object, old === undefined);
     if (old) stored.metadata.uid = old.metadata.uid;
     this.copies.set(key, stored);
     this.emitCopy(stored, old);
-    this.emit(watchedKind(stored), old ? 'MODIFIED' : 'ADDED', stored, true);
+    if (!sourceLate) this.emit(watchedKind(stored), old ? 'MODIFIED' : 'ADDED', stored, true);
     return stored;
+  }
+
+  emitToSourceWatch(kind: string, namespace: string, name: string): void {
+    const stored = this.copies.get(keyOf(kind, namespace, name));
+    if (stored) this.emit(watchedKind(stored), 'MODIFIED', stored, true);
   }
 
   removeObject(kind: string, namespace: string, name: string): void {

@@ -1,0 +1,59 @@
+// A replica that takes the lead may hold an older distribution (or source) than the copies it
+// finds: the last leader wrote them from what its own watches had delivered, and this replica's
+// watch of distributions can run behind its watch of copies (it passes through the conversion
+// webhook, whose pods are the very ones replaced during an upgrade). A pass planned from the older
+// version would put the previous data back into every copy until the watch catches up: a write
+// per copy for nothing, and a moment when copies hold what was already replaced. So the first
+// pass over each distribution in a term of leadership confirms, against the API server, that the
+// cache holds the distribution and its source as they are now; until it does, the pass writes
+// nothing and is retried (the watch event that brings the newer version comes meanwhile). Later
+// passes in the same term need no confirmation: every copy since was written from this cache,
+// which only moves forward.
+import type { Resource, ResourceDistribution } from '../domain/types.js';
+import type { Logger } from '../log.js';
+import type { ClusterApi } from '../k8s/cluster-api.js';
+import type { DistributionCatalog } from './distribution-catalog.js';
+
+export interface TermConfirmationsDeps {
+  api: Pick<ClusterApi, 'listSource'>;
+  catalog: Pick<DistributionCatalog, 'current'>;
+  log: Logger;
+}
+
+export class TermConfirmations {
+  /** The term the names below were confirmed in (the queue's signal, a new one per term of leadership). */
+  private term: AbortSignal | undefined;
+  private confirmed = new Set<string>();
+
+  constructor(private readonly deps: TermConfirmationsDeps) {}
+
+  /** Whether a pass over `rd` (read with `source` from the caches) may write in the term `term` stands for. */
+  async confirm(rd: ResourceDistribution, source: Resource | undefined, term: AbortSignal): Promise<boolean> {
+    if (term !== this.term) {
+      this.term = term;
+      this.confirmed = new Set();
+    }
+    const { name } = rd.metadata;
+    if (this.confirmed.has(name)) return true;
+    const [distribution, ofSource] = await Promise.all([this.deps.catalog.current(rd), this.sourceCurrent(rd, source)]);
+    if (!distribution || !ofSource) {
+      this.deps.log.info({ name, distribution, source: ofSource }, 'cache behind the API server after taking the lead: waiting for its watch before writing');
+      return false;
+    }
+    // A pass of an earlier term may still be confirming: only the term asked about keeps the name.
+    if (term === this.term) this.confirmed.add(name);
+    return true;
+  }
+
+  forget(name: string): void {
+    this.confirmed.delete(name);
+  }
+
+  /** Whether the source's cached version (none when it is missing) is the API server's. */
+  private async sourceCurrent(rd: ResourceDistribution, cached: Resource | undefined): Promise<boolean> {
+    const ref = rd.spec.source;
+    if (ref === undefined) return true;
+    const [live] = (await this.deps.api.listSource(ref)).items;
+    return live?.metadata.resourceVersion === cached?.metadata.resourceVersion;
+  }
+}
