@@ -170,6 +170,21 @@ async function watchWrites(paths: ReadonlySet<string>): Promise<{ writes: Map<st
   return { writes, stop: () => watches.forEach((watch) => watch.abort()) };
 }
 
+/** Each replica that held the Lease, in turn, from now on (the first is the one holding it now). */
+async function watchLeaders(): Promise<{ holders: string[]; stop: () => void }> {
+  const holders: string[] = [];
+  const watch = await new Watch(kubeConfig).watch(
+    `/apis/coordination.k8s.io/v1/namespaces/${NAMESPACE}/leases`,
+    { fieldSelector: `metadata.name=${RELEASE}` },
+    (_phase, lease: { spec?: { holderIdentity?: string } }) => {
+      const holder = lease.spec?.holderIdentity ?? '';
+      if (holder !== '' && holders.at(-1) !== holder) holders.push(holder);
+    },
+    () => undefined,
+  );
+  return { holders, stop: () => watch.abort() };
+}
+
 /** What a client that keeps working through the upgrade did: each request it made, and those that failed. */
 interface ClientRequests {
   made: number;
@@ -246,6 +261,8 @@ const failedBetween = (before: ConversionCalls, after: ConversionCalls | undefin
 
 it('helm upgrade to this version while namespaces keep arriving and a distribution keeps being edited: every copy kept, no request failed, both versions read every object, statuses go on', async () => {
   const watch = await watchWrites(new Set(before.keys()));
+  const previousPods = new Set((await core.listNamespacedPod({ namespace: NAMESPACE })).items.map((pod) => pod.metadata?.name ?? ''));
+  const leaders = await watchLeaders();
   const [admissionBefore, conversionBefore] = [await webhookCalls(), await conversionCalls()];
   const client = keepArriving();
   const started = Date.now();
@@ -268,10 +285,17 @@ it('helm upgrade to this version while namespaces keep arriving and a distributi
   const admission: WebhookCalls = callsBetween(admissionBefore, await webhookCalls());
   const conversion = await conversionCalls();
   watch.stop();
+  leaders.stop();
   const changedUids = [...before].filter(([path, { uid }]) => after.get(path)?.uid !== uid).map(([path]) => path);
   const untouchedWrites = [...before.keys()].filter((path) => !path.endsWith(`/${edited}`)).map((path) => watch.writes.get(path) ?? 0);
   const editedWrites = [...before.keys()].filter((path) => path.endsWith(`/${edited}`)).map((path) => watch.writes.get(path) ?? 0);
   const { requests } = client;
+  // A replica of the previous release that takes the lead while its watch of distributions runs
+  // behind the copies may write the edited copies once from the older edit and once more from the
+  // newer (this version first confirms what it holds: docs/operations/failure-modes.md).
+  const previousTurns = leaders.holders.slice(1).filter((holder) => previousPods.has(holder)).length;
+  const turns = leaders.holders.map((holder) => `${holder} (${previousPods.has(holder) ? 'previous' : 'this version'})`).join(' -> ');
+  console.log(`[node tier] the Lease held in turn by ${turns}`);
   console.log(
     `[node tier] upgrade: ${String(before.size)} copies kept (${String(changedUids.length)} replaced); writes per copy ${String(Math.max(...untouchedWrites))} (untouched distributions), ` +
       `${String(Math.min(...editedWrites))}-${String(Math.max(...editedWrites))} (the edited one, ${String(requests.edits)} edits); ${String(arrived.length)} namespaces arrived; ` +
@@ -289,7 +313,7 @@ it('helm upgrade to this version while namespaces keep arriving and a distributi
   // once the release is rolled out.
   expect(conversion.failed).toBe(rolledOut?.failed);
   expect(untouchedWrites.every((writes) => writes === 0)).toBe(true);
-  expect(Math.max(...editedWrites)).toBeLessThanOrEqual(requests.edits);
+  expect(Math.max(...editedWrites)).toBeLessThanOrEqual(requests.edits + 2 * previousTurns);
 
   // Statuses go on: every distribution counts the namespaces that arrived, for its latest generation.
   await statusesCounting(TEAM_NAMESPACES + arrived.length);
