@@ -40,7 +40,7 @@ import type { PassScope, PassScopes, SlicedPass } from './pass-scopes.js';
 import type { ProcessResult } from './queue.js';
 import { createStatusReporter, type StatusReporter } from './status-reporter.js';
 import { targetNamespaces } from './target-namespaces.js';
-import { TermConfirmations } from './term-confirmations.js';
+import { CacheBehind, TermConfirmations, type Confirmation } from './term-confirmations.js';
 
 export interface ReconcilerDeps {
   api: ClusterApi;
@@ -176,24 +176,28 @@ function extentOf(parts: Parts, rd: ResolvedDistribution, hash: string, scope: P
  */
 async function* heldWhileWriting(
   parts: Parts,
-  pass: { rd: ResolvedDistribution; kind: KindKey; existing: ReadonlyMap<string, Resource> },
+  pass: { rd: ResolvedDistribution; kind: KindKey; existing: ReadonlyMap<string, Resource>; confirmation: Confirmation },
   slices: AsyncIterable<Action[]> | Iterable<Action[]>,
   strays: Planned[],
 ): AsyncGenerator<Planned[]> {
-  const { rd, kind, existing } = pass;
+  const { rd, kind, existing, confirmation } = pass;
   let held = false;
   for await (const actions of slices) {
     if (!held && actions.some(writesCopy)) {
+      await confirmation.check();
       await parts.deps.catalog.hold(rd);
       held = true;
     }
     // A first copy in a namespace is written only if the recorded author may still create it there.
     yield await gatedWrites(parts.deps.authors?.targets, rd, actions.map((action) => ({ action, kind })), (namespace) => existing.get(namespace));
   }
-  if (strays.length > 0) yield strays;
+  if (strays.length > 0) {
+    await confirmation.check();
+    yield strays;
+  }
 }
 
-async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal, scope: PassScope): Promise<ProcessResult> {
+async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, signal: AbortSignal, scope: PassScope, confirmation: Confirmation): Promise<ProcessResult> {
   const { caches, clock, forbiddenNamespaces } = parts.deps;
   const kind = kindKeyOf(rd.spec.resource.apiVersion, rd.spec.resource.kind);
   await parts.reporter.checkInjection(rd);
@@ -212,7 +216,7 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const slices = within === undefined ? planSlices(input, parts.parallelism) : [planDistribution({ ...input, within })];
   // Strays (copies under an earlier template's kind or name) come from a spec change, which brings a full pass.
   const strays = within === undefined ? parts.removal.strayDeletes(rd, ownCopies) : [];
-  const applied = await parts.applyAsPlanned(heldWhileWriting(parts, { rd, kind, existing }, slices, strays), signal, failures);
+  const applied = await parts.applyAsPlanned(heldWhileWriting(parts, { rd, kind, existing, confirmation }, slices, strays), signal, failures);
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
@@ -261,7 +265,8 @@ type Held = { missing: true; ownCopy: boolean } | { missing: false; message: str
  * namespaced origin (an ObjectSync) are all deleted when the source is. A new source (or a new
  * version of it) brings its watch event.
  */
-async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, held: Held, signal: AbortSignal): Promise<ProcessResult> {
+async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: SourceRef, held: Held, signal: AbortSignal, confirmation: Confirmation): Promise<ProcessResult> {
+  await confirmation.check();
   const namespaces = targetNamespaces(rd, parts.deps.caches, parts.deps.forbiddenNamespaces);
   const { targeted, missing } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, parts.deps.forbiddenNamespaces)));
   const { kind, namespace, name } = ref;
@@ -314,7 +319,8 @@ function missingSourceMessage(rd: ResourceDistribution, ref: SourceRef): string 
  * it no longer targets go, as with a missing source. A change of the distribution or of its
  * source brings the next pass.
  */
-async function reportUndistributable(parts: Parts, rd: ResourceDistribution, message: string, signal: AbortSignal): Promise<ProcessResult> {
+async function reportUndistributable(parts: Parts, rd: ResourceDistribution, message: string, signal: AbortSignal, confirmation: Confirmation): Promise<ProcessResult> {
+  await confirmation.check();
   const { caches, forbiddenNamespaces, log } = parts.deps;
   log.warn({ name: rd.metadata.name, reason: message }, 'nothing distributable');
   const source = rd.spec?.source === undefined ? undefined : { found: true as const };
@@ -368,23 +374,23 @@ async function reconcileOnce(parts: Parts, name: string, signal: AbortSignal, sc
   // Read at the same moment: the author is asked about the very source version the copies are made of.
   const source = sourceObject(rd, parts.deps.caches.sources);
   // The first pass after taking the lead writes only from what the API server holds now (see term-confirmations).
-  if (!(await parts.confirmations.confirm(rd, source, signal))) return 'retry';
+  const confirmation = parts.confirmations.begin(rd, source, signal);
   const resolved = resolveDistribution(rd, parts.deps.caches);
   switch (resolved.state) {
     case 'ready': {
       const denied = await authorDenial(parts, rd, source);
-      if (denied === undefined) return reconcileDistribution(parts, resolved.rd, signal, scope);
+      if (denied === undefined) return reconcileDistribution(parts, resolved.rd, signal, scope, confirmation);
       parts.lastPasses.forget(name);
-      return reportHeldSource(parts, rd, rd.spec.source as SourceRef, { missing: false, message: denied }, signal);
+      return reportHeldSource(parts, rd, rd.spec.source as SourceRef, { missing: false, message: denied }, signal, confirmation);
     }
     case 'pending':
       return 'retry';
     case 'source-missing':
       parts.lastPasses.forget(name);
-      return reportHeldSource(parts, rd, resolved.ref, { missing: true, ownCopy: resolved.ownCopy === true }, signal);
+      return reportHeldSource(parts, rd, resolved.ref, { missing: true, ownCopy: resolved.ownCopy === true }, signal, confirmation);
     case 'invalid':
       parts.lastPasses.forget(name);
-      return reportUndistributable(parts, rd, resolved.message, signal);
+      return reportUndistributable(parts, rd, resolved.message, signal, confirmation);
   }
 }
 
@@ -403,6 +409,12 @@ async function instrumented(parts: Parts, name: string, signal: AbortSignal): Pr
     return result;
   } catch (error) {
     scopes.widen(name);
+    // Said when it was found (term-confirmations): the pass wrote nothing and waits for the watch.
+    if (error instanceof CacheBehind) {
+      stopTimer({ result: 'requeue' });
+      metrics.reconcileTotal.inc({ result: 'requeue' });
+      return 'retry';
+    }
     stopTimer({ result: 'error' });
     metrics.reconcileTotal.inc({ result: 'error' });
     if (error instanceof TerminalError) {

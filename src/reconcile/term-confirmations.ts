@@ -5,10 +5,11 @@
 // version would put the previous data back into every copy until the watch catches up: a write
 // per copy for nothing, and a moment when copies hold what was already replaced. So the first
 // pass over each distribution in a term of leadership confirms, against the API server, that the
-// cache holds the distribution and its source as they are now; until it does, the pass writes
-// nothing and is retried (the watch event that brings the newer version comes meanwhile). Later
-// passes in the same term need no confirmation: every copy since was written from this cache,
-// which only moves forward.
+// cache holds the distribution and its source as they are now, before its first write; until it
+// does, the pass writes nothing and is retried (the watch event that brings the newer version
+// comes meanwhile). Creates need it as much as updates: a namespace the newer version no longer
+// targets, whose copy the last leader deleted, would get it back. Later passes in the same term
+// need no confirmation: every copy since was written from this cache, which only moves forward.
 import type { Resource, ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
@@ -20,6 +21,21 @@ export interface TermConfirmationsDeps {
   log: Logger;
 }
 
+/** Thrown before a pass's first write while the cache is behind: the pass ends without writing and is retried. */
+export class CacheBehind extends Error {
+  constructor(name: string) {
+    super(`distribution ${name}: the cache is behind the API server`);
+  }
+}
+
+/** What a pass awaits before its first write (at once when its distribution was confirmed in this term). */
+export interface Confirmation {
+  /** Rejects with CacheBehind while the cache is behind, or with the error of the question. */
+  check(): Promise<void>;
+}
+
+const CONFIRMED: Confirmation = { check: () => Promise.resolve() };
+
 export class TermConfirmations {
   /** The term the names below were confirmed in (the queue's signal, a new one per term of leadership). */
   private term: AbortSignal | undefined;
@@ -27,26 +43,42 @@ export class TermConfirmations {
 
   constructor(private readonly deps: TermConfirmationsDeps) {}
 
-  /** Whether a pass over `rd` (read with `source` from the caches) may write in the term `term` stands for. */
-  async confirm(rd: ResourceDistribution, source: Resource | undefined, term: AbortSignal): Promise<boolean> {
+  /**
+   * For a pass over `rd` (read with `source` from the caches) in the term `term` stands for. The
+   * question goes out at once, while the pass reads and plans, and is awaited before its first
+   * write only: a pass that writes nothing never waits for it.
+   */
+  begin(rd: ResourceDistribution, source: Resource | undefined, term: AbortSignal): Confirmation {
     if (term !== this.term) {
       this.term = term;
       this.confirmed = new Set();
     }
     const { name } = rd.metadata;
-    if (this.confirmed.has(name)) return true;
-    const [distribution, ofSource] = await Promise.all([this.deps.catalog.current(rd), this.sourceCurrent(rd, source)]);
-    if (!distribution || !ofSource) {
-      this.deps.log.info({ name, distribution, source: ofSource }, 'cache behind the API server after taking the lead: waiting for its watch before writing');
-      return false;
-    }
-    // A pass of an earlier term may still be confirming: only the term asked about keeps the name.
-    if (term === this.term) this.confirmed.add(name);
-    return true;
+    if (this.confirmed.has(name)) return CONFIRMED;
+    const asked = this.current(rd, source).then((current) => {
+      // A pass of an earlier term may still be asking: only the term asked about keeps the name.
+      if (current && term === this.term) this.confirmed.add(name);
+      return current;
+    });
+    // Not awaited by a pass that writes nothing: a failed question then leaves the name
+    // unconfirmed, and the next pass asks again.
+    asked.catch(() => undefined);
+    return {
+      check: async () => {
+        if (!(await asked)) throw new CacheBehind(name);
+      },
+    };
   }
 
   forget(name: string): void {
     this.confirmed.delete(name);
+  }
+
+  private async current(rd: ResourceDistribution, source: Resource | undefined): Promise<boolean> {
+    const [distribution, ofSource] = await Promise.all([this.deps.catalog.current(rd), this.sourceCurrent(rd, source)]);
+    if (distribution && ofSource) return true;
+    this.deps.log.info({ name: rd.metadata.name, distribution, source: ofSource }, 'cache behind the API server after taking the lead: waiting for its watch before writing');
+    return false;
   }
 
   /** Whether the source's cached version (none when it is missing) is the API server's. */

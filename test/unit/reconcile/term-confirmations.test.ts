@@ -7,6 +7,7 @@ import { withSource } from '../../../src/domain/source.js';
 import type { Resource, ResourceDistribution } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
 import { copyOf, distribution } from '../builders.js';
+import { FakeApiError } from './fake-cluster.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -79,6 +80,29 @@ describe('the first pass after taking the lead', () => {
     expect(await h.reconciler.reconcile('shared', term)).toBe('done');
     expect(h.requests.tally().byRequest).not.toHaveProperty('update configmaps');
     for (const ns of TARGETS) expect(dataIn(ns)).toEqual({ color: 'green' });
+  });
+
+  it('a namespace the edit no longer targets, whose copy the last leader deleted: no copy written back while the edit is not seen here', async () => {
+    const first = await copied(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+    h.cluster.putDistribution({ ...first, spec: { ...first.spec, targets: { namespaceLabelSelector: { matchLabels: { team: 'b' } } } } }, true);
+    for (const ns of TARGETS) h.cluster.removeObject('ConfigMap', ns, 'settings');
+    h.requests.reset();
+
+    expect(await h.reconciler.reconcile('shared', aTerm())).toBe('retry');
+    expect(h.requests.tally().writes).toBe(0);
+    for (const ns of TARGETS) expect(dataIn(ns)).toBeUndefined();
+  });
+
+  it('a pass that writes nothing does not wait for the answer: one that fails leaves the distribution to be asked about again', async () => {
+    await copied(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
+    h.cluster.failWhen((method) => (method === 'lookupDistribution' ? new FakeApiError(503, 'ServiceUnavailable') : undefined));
+    const term = aTerm();
+
+    expect(await h.reconciler.reconcile('shared', term)).toBe('done');
+    h.cluster.clearFailures();
+    h.requests.reset();
+    expect(await h.reconciler.reconcile('shared', term)).toBe('done');
+    expect(h.requests.tally().byRequest).toEqual({ 'list resourcedistributions': 1 });
   });
 
   it('is asked once per distribution and term: later passes in the term read nothing, the next term asks again', async () => {
