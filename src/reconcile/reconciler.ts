@@ -15,6 +15,7 @@ import type { Clock } from '../domain/clock.js';
 import { kindKeyOf, type KindKey } from '../domain/kinds.js';
 import { templateHash } from '../domain/hash.js';
 import { planDistribution, planNamespace, writesCopy } from '../domain/plan.js';
+import { summarizeWrites } from '../domain/write-summary.js';
 import { forbiddenFor, listedTargets, patternIndexSteps, targetsInSteps } from '../domain/targets.js';
 import type { Action, NamespaceInfo, Outcome, ResolvedDistribution, Resource, ResourceDistribution, SourceRef } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -220,12 +221,18 @@ async function reconcileDistribution(parts: Parts, rd: ResolvedDistribution, sig
   const outcomes = await createThenRead(parts, { rd, kind, unread, now, signal }, applied);
   // No status from a pass cut short: the new leader writes it from a complete one.
   if (signal.aborted) return 'retry';
-  await reportReleases(parts, rd, outcomes);
+  await reportWrites(parts, rd, outcomes);
   return finishPass(parts, { rd, hash, within, sliced }, outcomes);
 }
 
-/** syncPolicy CreateOnce: each copy left to a namespace no longer targeted is said once, when it is released (it is then no copy of ours). */
-async function reportReleases(parts: Parts, rd: ResourceDistribution, outcomes: readonly WriteOutcome[]): Promise<void> {
+/**
+ * What the pass wrote, in one line (each write is logged at debug only). syncPolicy CreateOnce: each
+ * copy left to a namespace no longer targeted is said once, when it is released (it is then no
+ * copy of ours).
+ */
+async function reportWrites(parts: Parts, rd: ResourceDistribution, outcomes: readonly WriteOutcome[]): Promise<void> {
+  const written = summarizeWrites(outcomes);
+  if (written !== undefined) parts.deps.log.info({ name: rd.metadata.name, ...written }, 'copies written');
   for (const { action, ok } of outcomes) {
     if (!ok || action.type !== 'release') continue;
     const { kind, metadata } = action.object;
@@ -280,7 +287,7 @@ async function reportHeldSource(parts: Parts, rd: ResourceDistribution, ref: Sou
   // Those in namespaces no longer targeted go as always: a delete needs no source.
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
-  await reportReleases(parts, rd, outcomes);
+  await reportWrites(parts, rd, outcomes);
   // Listed namespaces that do not exist are reported whether or not the source does.
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   const desired = targeted.length + missing.length;
@@ -332,7 +339,7 @@ async function reportUndistributable(parts: Parts, rd: ResourceDistribution, mes
   const { targeted, missing } = await inTurns(targetsInSteps(rd.spec.targets, namespaces, forbiddenFor(rd, forbiddenNamespaces)));
   const outcomes = await parts.applyAll(parts.removal.untargetedDeletes(rd, new Set([...targeted, ...missing])), signal);
   if (signal.aborted) return 'retry';
-  await reportReleases(parts, rd, outcomes);
+  await reportWrites(parts, rd, outcomes);
   const absent: Outcome[] = missing.map((ns) => ({ action: { type: 'namespace-missing', namespace: ns }, ok: true }));
   await parts.reporter.writeStatus(rd, { outcomes: [...absent, ...outcomes] }, source, { desired: targeted.length + missing.length, message });
   return needsRetry(outcomes) ? 'retry' : 'done';

@@ -39,7 +39,7 @@ export interface Harness {
   listeners: ((change: CacheChange) => void)[];
 }
 
-export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry; sliceSize?: number; authors?: AuthorGate } = {}): Promise<Harness> {
+export async function startHarness(options: { forbidden?: string[]; parallelism?: number; kinds?: KindRegistry; sliceSize?: number; authors?: AuthorGate; log?: Logger } = {}): Promise<Harness> {
   const cluster = new FakeCluster();
   const requests = countRequests(cluster.api);
   const metrics = createMetrics();
@@ -57,7 +57,8 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
   // What the controller follows once distributions of both kinds exist.
   caches.copies.follow(new Set(['Secret', 'ConfigMap']));
   await caches.copies.whenSynced();
-  const writer = createCopyWriter({ api: requests.api, log: silentLog, copies: caches.copies });
+  const log = options.log ?? silentLog;
+  const writer = createCopyWriter({ api: requests.api, log, copies: caches.copies });
   const catalog = createDistributionCatalog({ api: requests.api, caches, clock, log: silentLog });
   const scopes = new PassScopes();
   const reconciler = createReconciler({
@@ -67,7 +68,7 @@ export async function startHarness(options: { forbidden?: string[]; parallelism?
     writer,
     events: createEventRecorder({ api: requests.api, clock, log: silentLog, instance: 'test' }),
     clock,
-    log: silentLog,
+    log,
     metrics,
     applyParallelism: options.parallelism ?? 4,
     forbiddenNamespaces: options.forbidden ?? [],

@@ -3,7 +3,10 @@ import { ANNOTATION_FROM, LABEL_DISTRIBUTION, type ResourceDistribution } from '
 import type { ClusterApi } from '../../../src/k8s/cluster-api.js';
 import { copyOf, distribution, foreign } from '../builders.js';
 import { FakeApiError } from './fake-cluster.js';
-import { startHarness, type Harness } from './harness.js';
+import { recordingLog, startHarness, type Harness } from './harness.js';
+
+/** pino's numeric levels. */
+const [DEBUG, INFO] = [20, 30];
 
 let h: Harness;
 
@@ -45,6 +48,27 @@ describe('reconcile', () => {
     // New targets: created at once, one request per copy (a read only follows an AlreadyExists);
     // the first pass since the lead was taken also reads the distribution itself, once.
     expect(h.requests.tally().byRequest).toEqual({ 'list resourcedistributions': 1, 'create configmaps': 3, 'patch resourcedistributions': 1, 'create events': 1 });
+  });
+
+  it('says what a pass wrote in one line at info, each copy at debug only', async () => {
+    const { log, lines } = recordingLog();
+    h = await startHarness({ log });
+    for (const name of ['ns-a', 'ns-b', 'ns-c']) h.cluster.putNamespace(name, { team: 'a' });
+    h.cluster.putDistribution(shared().build());
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    const rd = h.cluster.distributions.get('shared')!;
+    h.cluster.putDistribution({ ...rd, spec: { ...rd.spec, resource: { ...rd.spec.resource, data: { a: '2' } } } });
+    h.cluster.putNamespace('ns-b', { team: 'gone' });
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+    expect(await h.reconciler.reconcile('shared')).toBe('done');
+
+    const info = lines.filter((line) => line.level === INFO && line.msg === 'copies written');
+    expect(info.map(({ msg: _msg, level: _level, time: _time, ...fields }) => fields)).toEqual([
+      expect.objectContaining({ name: 'shared', created: 3 }),
+      expect.objectContaining({ name: 'shared', updated: 2, deleted: 1 }),
+    ]);
+    expect(lines.filter((line) => line.msg.startsWith('copy ')).every((line) => line.level === DEBUG)).toBe(true);
+    expect(lines.filter((line) => line.msg === 'copy created')).toHaveLength(3);
   });
 
   it('makes no request at all on a pass over a converged distribution', async () => {
