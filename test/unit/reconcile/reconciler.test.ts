@@ -56,8 +56,7 @@ describe('reconcile', () => {
     for (const name of ['ns-a', 'ns-b', 'ns-c']) h.cluster.putNamespace(name, { team: 'a' });
     h.cluster.putDistribution(shared().build());
     expect(await h.reconciler.reconcile('shared')).toBe('done');
-    const rd = h.cluster.distributions.get('shared')!;
-    h.cluster.putDistribution({ ...rd, spec: { ...rd.spec, resource: { ...rd.spec.resource, data: { a: '2' } } } });
+    h.cluster.putDistribution(distribution('shared').configMap('settings', { a: '2' }).matchLabels({ team: 'a' }).build());
     h.cluster.putNamespace('ns-b', { team: 'gone' });
     expect(await h.reconciler.reconcile('shared')).toBe('done');
     expect(await h.reconciler.reconcile('shared')).toBe('done');
