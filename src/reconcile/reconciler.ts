@@ -107,7 +107,7 @@ function buildParts(deps: ReconcilerDeps): Parts {
     copyStates: new CopyStates(deps.metrics.copies),
     lastPasses: new LastPasses(),
     policyRetries: new PolicyRetries(),
-    confirmations: new TermConfirmations({ api, catalog: deps.catalog, log }),
+    confirmations: new TermConfirmations({ api, kinds: caches.kinds, catalog: deps.catalog, log }),
   };
 }
 

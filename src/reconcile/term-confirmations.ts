@@ -10,6 +10,7 @@
 // comes meanwhile). Creates need it as much as updates: a namespace the newer version no longer
 // targets, whose copy the last leader deleted, would get it back. Later passes in the same term
 // need no confirmation: every copy since was written from this cache, which only moves forward.
+import type { KindRegistry } from '../domain/kinds.js';
 import type { Resource, ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
 import type { ClusterApi } from '../k8s/cluster-api.js';
@@ -17,6 +18,7 @@ import type { DistributionCatalog } from './distribution-catalog.js';
 
 export interface TermConfirmationsDeps {
   api: Pick<ClusterApi, 'listSource'>;
+  kinds: Pick<KindRegistry, 'find'>;
   catalog: Pick<DistributionCatalog, 'current'>;
   log: Logger;
 }
@@ -84,7 +86,8 @@ export class TermConfirmations {
   /** Whether the source's cached version (none when it is missing) is the API server's. */
   private async sourceCurrent(rd: ResourceDistribution, cached: Resource | undefined): Promise<boolean> {
     const ref = rd.spec.source;
-    if (ref === undefined) return true;
+    // A source of a kind not allowed is never read, and nothing is copied from it.
+    if (ref === undefined || this.deps.kinds.find(ref.apiVersion, ref.kind) === undefined) return true;
     const [live] = (await this.deps.api.listSource(ref)).items;
     return live?.metadata.resourceVersion === cached?.metadata.resourceVersion;
   }

@@ -93,6 +93,19 @@ describe('the first pass after taking the lead', () => {
     for (const ns of TARGETS) expect(dataIn(ns)).toBeUndefined();
   });
 
+  it('a source of a kind not allowed is not asked about (the API adapter refuses such a kind): the status says why at once', async () => {
+    const rd = distribution('shared').matchLabels({ team: 'a' }).build() as ResourceDistribution;
+    delete (rd.spec as { resource?: unknown }).resource;
+    rd.spec.source = { apiVersion: 'batch/v1', kind: 'CronJob', namespace: 'platform', name: 'nightly' };
+    h = await startHarness();
+    h.cluster.failWhen((method, args) => (method === 'listSource' && (args[0] as { kind?: string }).kind === 'CronJob' ? new Error('kind batch/v1/CronJob is not allowed (RD_ALLOWED_KINDS)') : undefined));
+    h.cluster.putDistribution(rd);
+    await until(() => h.catalog.list().length > 0);
+
+    expect(await h.reconciler.reconcile('shared', aTerm())).toBe('done');
+    expect(h.cluster.distributions.get('shared')?.status?.conditions.find((c) => c.type === 'NotDistributable')?.message).toContain('is not allowed');
+  });
+
   it('a pass that writes nothing does not wait for the answer: one that fails leaves the distribution to be asked about again', async () => {
     await copied(distribution('shared').configMap('settings', { a: '1' }).matchLabels({ team: 'a' }).build());
     h.cluster.failWhen((method) => (method === 'lookupDistribution' ? new FakeApiError(503, 'ServiceUnavailable') : undefined));
