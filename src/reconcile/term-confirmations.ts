@@ -36,12 +36,15 @@ export interface Confirmation {
   check(): Promise<void>;
 }
 
-const CONFIRMED: Confirmation = { check: () => Promise.resolve() };
-
 export class TermConfirmations {
-  /** The term the names below were confirmed in (the queue's signal, a new one per term of leadership). */
+  /** The term the answers below belong to (the queue's signal, a new one per term of leadership). */
   private term: AbortSignal | undefined;
-  private confirmed = new Set<string>();
+  /**
+   * Per distribution, the answer of this term, asked or still coming: one question however many
+   * passes start meanwhile (the turns of a sliced pass). An answer that the cache is behind, or a
+   * failed question, is dropped, so that the next pass asks again.
+   */
+  private answers = new Map<string, Promise<boolean>>();
 
   constructor(private readonly deps: TermConfirmationsDeps) {}
 
@@ -53,27 +56,33 @@ export class TermConfirmations {
   begin(rd: ResourceDistribution, source: Resource | undefined, term: AbortSignal): Confirmation {
     if (term !== this.term) {
       this.term = term;
-      this.confirmed = new Set();
+      this.answers = new Map();
     }
     const { name } = rd.metadata;
-    if (this.confirmed.has(name)) return CONFIRMED;
-    const asked = this.current(rd, source).then((current) => {
-      // A pass of an earlier term may still be asking: only the term asked about keeps the name.
-      if (current && term === this.term) this.confirmed.add(name);
-      return current;
-    });
-    // Not awaited by a pass that writes nothing: a failed question then leaves the name
-    // unconfirmed, and the next pass asks again.
-    asked.catch(() => undefined);
+    const answer = this.answers.get(name) ?? this.ask(rd, source);
     return {
       check: async () => {
-        if (!(await asked)) throw new CacheBehind(name);
+        if (!(await answer)) throw new CacheBehind(name);
       },
     };
   }
 
+  /** Asks, and keeps the answer for this term unless it says the cache is behind or the question fails. */
+  private ask(rd: ResourceDistribution, source: Resource | undefined): Promise<boolean> {
+    const { name } = rd.metadata;
+    const answers = this.answers;
+    const asked = this.current(rd, source);
+    answers.set(name, asked);
+    const drop = (): void => {
+      if (answers.get(name) === asked) answers.delete(name);
+    };
+    // Not awaited by a pass that writes nothing: its failure only drops the answer.
+    asked.then((current) => current || drop(), drop);
+    return asked;
+  }
+
   forget(name: string): void {
-    this.confirmed.delete(name);
+    this.answers.delete(name);
   }
 
   private async current(rd: ResourceDistribution, source: Resource | undefined): Promise<boolean> {
