@@ -65,6 +65,8 @@ export interface Config {
   renewDeadlineMs: number;
   retryPeriodMs: number;
   podName: string;
+  /** POD_NAME as set (the chart sets it): the pod this replica runs in, which it labels while it answers conversions. */
+  pod: string | undefined;
   bodyLimitBytes: number;
   /** RD_CONVERSION_BODY_LIMIT: a ConversionReview carries every object of a list page read in the other version. */
   conversionBodyLimitBytes: number;
@@ -301,6 +303,7 @@ export function loadConfig(env: Env = process.env): Config {
     reconcile: r.boolean('RD_RECONCILE', true),
     ...readLeaderElection(r, mode),
     podName: r.raw('POD_NAME') ?? `${hostname()}-${process.pid}`,
+    pod: r.raw('POD_NAME'),
     bodyLimitBytes: r.bytes('RD_BODY_LIMIT', '8Mi'),
     conversionBodyLimitBytes: r.bytes('RD_CONVERSION_BODY_LIMIT', '256Mi'),
     registerConversion: r.boolean('RD_REGISTER_CONVERSION', false),

@@ -14,6 +14,7 @@ import { cachedAccessReviewer, createAccessReviewer, fairAccessReviewer, grantsF
 import type { ClusterApi } from './k8s/cluster-api.js';
 import { createClusterApi } from './k8s/client-cluster-api.js';
 import { discoverKinds, servedDistributionVersion, servesObjectSyncs, withTemplateFields } from './k8s/discovery.js';
+import { conversionMembership, type ConversionMembership } from './k8s/conversion-membership.js';
 import { describeApiError } from './k8s/errors.js';
 import { createKubeClient, type KubeClient } from './k8s/kube-client.js';
 import { connectionFromKubeconfigFile, inClusterConnection, type Connection } from './k8s/kube-config.js';
@@ -69,13 +70,18 @@ function conversionTarget(config: Config, port: () => number): ConversionTarget 
 }
 
 /** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL; and the CRD's conversion. */
-function trustPublisher(config: Config, client: KubeClient, port: () => number, log: Logger): (trust: string) => Promise<boolean> {
+/**
+ * `mayStore`: whether the CRD may be made to store v1beta1 yet. A v1alpha1 write into v1beta1
+ * storage needs a conversion: not before this replica is in the conversion Service and its caches
+ * synced (its list of distributions stored in v1alpha1 was converted: conversions reach it).
+ */
+function trustPublisher(config: Config, client: KubeClient, port: () => number, log: Logger, mayStore: () => boolean): (trust: string) => Promise<boolean> {
   const webhooks = webhookTrustPublisher(config, client, port);
   let warned = false;
   return async (trust) => {
     const changed = await webhooks(trust);
     const target = conversionTarget(config, port);
-    const published = target === undefined ? 'not-needed' : await publishConversion(client, target, trust);
+    const published = target === undefined ? 'not-needed' : await publishConversion(client, target, trust, { store: mayStore() });
     if (published === 'elsewhere' && !warned) {
       log.warn({ crd: DISTRIBUTION_CRD, service: `${config.namespace}/${conversionServiceName(config.serviceName)}` }, "the CRD's conversion webhook names another address: left as it is (v1alpha1 requests fail unless that address converts)");
     }
@@ -151,6 +157,8 @@ interface ServerParts {
   controller: Controller;
   certificates: CertificateManager;
   rbac: RbacCache | undefined;
+  /** In a pod: the label that puts it in the conversion Service while it listens. */
+  membership: ConversionMembership | undefined;
   /** Admission's and the controller's: one cache of answers, one bound on reviews in flight. */
   accessReviewer: AccessReviewer;
   serving: Serving;
@@ -203,10 +211,12 @@ function admissionApp(parts: ServerParts, { metrics, clusterApi, kinds, webhookC
   });
 }
 
-async function shutDown({ config, log, client, controller, certificates, rbac, serving }: ServerParts): Promise<void> {
+async function shutDown({ config, log, client, controller, certificates, rbac, membership, serving }: ServerParts): Promise<void> {
   serving.shuttingDown = true;
   log.info({ delayMs: config.shutdownDelayMs }, 'shutting down');
   serving.https?.drain();
+  // Before the delay: the conversion Service lists a pod by this label whether it is ready or not.
+  await membership?.leave();
   certificates.stop();
   rbac?.stop();
   // A shared address stays registered: the other replicas behind it go on serving.
@@ -216,7 +226,7 @@ async function shutDown({ config, log, client, controller, certificates, rbac, s
       .catch((error: unknown) => log.warn({ reason: describeApiError(error).message }, 'webhook configurations not removed'));
   }
   if (serving.https) {
-    // Readiness already fails: give the endpoints time to drop this pod before closing.
+    // Readiness already fails and the label is off: give the endpoints time to drop this pod before closing.
     await sleep(config.shutdownDelayMs);
     await serving.https.close(config.shutdownTimeoutMs);
   }
@@ -224,6 +234,12 @@ async function shutDown({ config, log, client, controller, certificates, rbac, s
   await controller.stop();
   client.close();
   log.info({}, 'stopped');
+}
+
+/** In a pod of a cluster install: the label that lists it in the conversion Service while it listens. */
+function podMembership(config: Config, client: KubeClient, log: Logger): ConversionMembership | undefined {
+  if (config.mode !== 'cluster' || config.pod === undefined) return undefined;
+  return conversionMembership({ client, namespace: config.namespace, pod: config.pod, log: log.child({ component: 'conversion' }) });
 }
 
 /** Composes and starts the whole product; resolves once it serves and its caches are synced. */
@@ -257,6 +273,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     settings: controllerSettings(config),
   });
   const serving: Serving = { shuttingDown: false };
+  const membership = podMembership(config, client, log);
 
   const certificates = createCertificateManager({
     store: config.mode === 'cluster' ? secretStore(client, config.namespace, config.tlsSecret) : fileStore(config.certDir),
@@ -267,10 +284,10 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'tls' }),
     metrics,
     serve: (certificate) => serving.https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' })),
+    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' }), () => controller.synced() && (membership?.joined ?? true)),
   });
 
-  const parts: ServerParts = { config, log, client, controller, certificates, rbac, accessReviewer, serving };
+  const parts: ServerParts = { config, log, client, controller, certificates, rbac, membership, accessReviewer, serving };
   const app = admissionApp(parts, { metrics, clusterApi, kinds, webhookClientCa });
 
   let stopping: Promise<void> | undefined;
@@ -289,15 +306,20 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
       log,
     });
     serving.https = https;
-    await certificates.refresh().catch((error: unknown) => {
-      // Local mode registers the webhooks here: without them there is nothing to run.
-      if (config.mode === 'local') throw error;
-      // In a cluster the webhook configurations may not be installed yet: the periodic refresh retries.
-      log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
-    });
+    const publish = (): Promise<unknown> =>
+      certificates.refresh().catch((error: unknown) => {
+        // Local mode registers the webhooks here: without them there is nothing to run.
+        if (config.mode === 'local') throw error;
+        // In a cluster the webhook configurations may not be installed yet: the periodic refresh retries.
+        log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
+      });
+    // Once in the conversion Service (and synced), the CRD may store v1beta1: published again then.
+    membership?.join(() => void publish());
+    await publish();
     certificates.start();
     rbac?.start();
     await controller.start();
+    await publish();
     return { port: https.port, config, controller, certificates, stop };
   } catch (error) {
     await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));

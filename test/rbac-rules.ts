@@ -35,12 +35,14 @@ export function admissionRules(webhookConfigurations: readonly string[], mutatin
   ];
 }
 
-/** Rules in our own namespace: the leader Lease and the TLS Secret (read, created once, replaced). */
+/** Rules in our own namespace: the leader Lease, the TLS Secret (read, created once, replaced), its own pod. */
 export function ownNamespaceRules(lease: string, tlsSecret: string): V1PolicyRule[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [lease], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
     { apiGroups: [''], resources: ['secrets'], resourceNames: [tlsSecret], verbs: ['get', 'update'] },
+    // Its own pod's label, which puts it in the conversion Service (src/k8s/conversion-membership.ts).
+    { apiGroups: [''], resources: ['pods'], verbs: ['patch'] },
   ];
 }

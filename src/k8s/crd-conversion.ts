@@ -1,8 +1,8 @@
 // The ResourceDistribution CRD's conversion webhook (spec.conversion): the API server calls it to
 // read or write a distribution in the version it is not stored in. Kept pointing at us, with the
 // CA that signs our serving certificate, the way the webhook configurations' caBundles are; and,
-// once we convert, v1beta1 the version it stores (an upgrade over a CRD storing v1alpha1 keeps it
-// so until then: a v1alpha1 write stored as v1beta1 needs a conversion).
+// once conversions reach us, v1beta1 the version it stores (an upgrade over a CRD storing v1alpha1
+// keeps it so until then: a v1alpha1 write stored as v1beta1 needs a conversion).
 import { STORAGE_VERSION, V1BETA1 } from '../domain/conversion.js';
 import { GROUP, PLURAL } from '../domain/types.js';
 import { isConflict, isNotFound } from './errors.js';
@@ -65,9 +65,9 @@ function namesService(current: Crd, target: ConversionTarget): boolean {
 }
 
 /** What to do with the CRD as read: undefined when its conversion is to be written. */
-function decide(crd: Crd | undefined, target: ConversionTarget, caBundle: string, takeOver: boolean): ConversionPublished | undefined {
+function decide(crd: Crd | undefined, target: ConversionTarget, caBundle: string, { takeOver, store }: { takeOver: boolean; store: boolean }): ConversionPublished | undefined {
   if (crd === undefined || !(crd.spec?.versions ?? []).some((version) => version.name === V1BETA1 && version.served !== false)) return 'not-needed';
-  if (converts(crd, target, caBundle) && storesOurs(crd)) return 'unchanged';
+  if (converts(crd, target, caBundle) && (storesOurs(crd) || !store)) return 'unchanged';
   return takeOver || namesService(crd, target) ? undefined : 'elsewhere';
 }
 
@@ -77,15 +77,18 @@ function decide(crd: Crd | undefined, target: ConversionTarget, caBundle: string
  * over, and a Service target with `takeOver`; otherwise a Service target only fills in the caBundle
  * where the CRD already names that Service, so that an address someone else serves (OpenKruise's manager still running) is never taken from
  * them. Leaves alone a CRD that serves v1alpha1 only (OpenKruise's older CRD: nothing to convert)
- * and a missing one.
+ * and a missing one. With `store: false` the stored version is left as it is: a v1alpha1 write
+ * into v1beta1 storage needs a conversion, so storage moves only once conversions are known to
+ * reach a replica that answers them.
  */
-export async function publishConversion(client: KubeClient, target: ConversionTarget, caBundlePem: string, options: { takeOver?: boolean } = {}): Promise<ConversionPublished> {
+export async function publishConversion(client: KubeClient, target: ConversionTarget, caBundlePem: string, options: { takeOver?: boolean; store?: boolean } = {}): Promise<ConversionPublished> {
   const caBundle = Buffer.from(caBundlePem, 'utf8').toString('base64');
+  const store = options.store !== false;
   for (let attempt = 1; ; attempt++) {
     const crd = await readCrd(client);
-    const found = decide(crd, target, caBundle, options.takeOver === true);
+    const found = decide(crd, target, caBundle, { takeOver: options.takeOver === true, store });
     if (found !== undefined || crd === undefined) return found ?? 'not-needed';
-    const versions = (crd.spec?.versions ?? []).map((version) => ({ ...version, storage: version.name === STORAGE_VERSION }));
+    const versions = (crd.spec?.versions ?? []).map((version) => (store ? { ...version, storage: version.name === STORAGE_VERSION } : version));
     crd.spec = { ...crd.spec, versions, conversion: conversionOf(target, caBundle) };
     try {
       await client.request('PUT', CRD_PATH, { body: crd });

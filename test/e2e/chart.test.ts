@@ -193,10 +193,12 @@ describe('the Helm chart', () => {
     expect(podOf(await helmTemplate()).spec).not.toHaveProperty('topologySpreadConstraints');
   });
 
-  it('adds podAnnotations and podLabels to the pods, keeping the selector label', async () => {
-    const pod = podOf(await helmTemplate(['--set', 'podAnnotations.example\\.com/owner=platform', '--set', 'podLabels.team=platform', '--set', 'podLabels.app\\.kubernetes\\.io/name=other']));
+  it('adds podAnnotations and podLabels to the pods, keeping the selector label, never the conversion Service\'s (each replica sets it on its own pod)', async () => {
+    const pod = podOf(
+      await helmTemplate(['--set', 'podAnnotations.example\\.com/owner=platform', '--set', 'podLabels.team=platform', '--set', 'podLabels.app\\.kubernetes\\.io/name=other', '--set-string', 'podLabels.resource-distributor\\.io/serves-conversion=true']),
+    );
     expect(pod.metadata.annotations).toEqual({ 'example.com/owner': 'platform' });
-    expect(pod.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'resource-distributor', 'resource-distributor.io/serves-conversion': 'true', team: 'platform' });
+    expect(pod.metadata.labels).toEqual({ 'app.kubernetes.io/name': 'resource-distributor', team: 'platform' });
     expect(podOf(await helmTemplate()).metadata).not.toHaveProperty('annotations');
   });
 
@@ -232,8 +234,8 @@ describe('the Helm chart', () => {
   it('names everything after nameOverride, its pods\' label too; pulls image.digest when given', async () => {
     const objects = await helmTemplate(['--set', 'nameOverride=distributor'], 'platform', 'platform-system');
     expect(one(objects, 'Deployment').metadata.name).toBe('platform-distributor');
-    expect(podOf(objects).metadata.labels).toEqual({ 'app.kubernetes.io/name': 'distributor', 'resource-distributor.io/serves-conversion': 'true' });
-    // The conversion Service also selects the pods that serve conversion (service-conversion.yaml).
+    expect(podOf(objects).metadata.labels).toEqual({ 'app.kubernetes.io/name': 'distributor' });
+    // The conversion Service also selects the label a replica puts on its own pod while it converts (service-conversion.yaml).
     const selectors = (find(objects, 'Service') as unknown as { metadata: { name: string }; spec: { selector: unknown } }[]).map(({ metadata, spec }) => [metadata.name, spec.selector]);
     expect(Object.fromEntries(selectors)).toEqual({
       'platform-distributor': { 'app.kubernetes.io/name': 'distributor' },

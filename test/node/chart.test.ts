@@ -11,7 +11,8 @@ import { GROUP, PLURAL, VERSION } from '../../src/domain/types.js';
 import { configMap, distribution, included, rejection, secret } from '../e2e/support/admission.js';
 import { run } from '../e2e/support/tools.js';
 import { publishChart, type PublishedChart } from './oci-chart.js';
-import { callsBetween, webhookCalls, type WebhookCalls } from './webhook-calls.js';
+import { conversionTraffic, type ConversionTraffic } from './conversion-endpoints.js';
+import { callsBetween, conversionCalls, webhookCalls, type WebhookCalls } from './webhook-calls.js';
 import { adminKubeConfig, createNamespace, uniqueName, waitFor, waitForPhase } from './support.js';
 import { percentile, pullingPod, userPod } from './user-pods.js';
 
@@ -256,6 +257,43 @@ it('the leader pod deleted while namespaces keep arriving: another replica takes
   // A pod deleted stops being an endpoint before its process stops serving (preStop delay, graceful shutdown).
   expect(during).toMatchObject({ failed: 0, failedOpen: 0 });
   console.log(`[node tier] ${String(arrived)} namespaces created across the failover: every copy present; ${String(during.calls + after.calls)} webhook calls, 0 failed`);
+}, 300_000);
+
+it('a replica deleted while a distribution is written in v1alpha1 (stored as v1beta1, so every write is converted): the conversion Service lists a replica only while it accepts connections, no conversion and no write fails', async () => {
+  const name = uniqueName('converted');
+  distributions.push(name);
+  await custom.createClusterCustomObject({ group: GROUP, version: VERSION, plural: PLURAL, body: distribution(name, configMap(name), included(`${name}-nowhere`)) });
+  const [deleted = '', kept = ''] = await waitFor('both replicas Ready', readyReplicas, 120_000);
+  const ipOf = async (pod: string): Promise<string> => (await core.readNamespacedPod({ namespace: NAMESPACE, name: pod })).status?.podIP ?? '';
+  const deletedIp = await ipOf(deleted);
+  const before = await conversionCalls();
+  const traffic = conversionTraffic(kubeConfig, { namespace: NAMESPACE, service: `${RELEASE}-conversion`, distribution: name });
+  let replacementIp: string | undefined;
+  let seen: ConversionTraffic | undefined;
+  const started = Date.now();
+  try {
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    await core.deleteNamespacedPod({ namespace: NAMESPACE, name: deleted });
+    await waitFor('the deleted replica gone', () => core.readNamespacedPod({ namespace: NAMESPACE, name: deleted }).then(() => undefined, () => true), 90_000);
+    const replicas = await waitFor('the replacement replica Ready', readyReplicas, 120_000);
+    replacementIp = await ipOf(replicas.find((pod) => pod !== kept) ?? '');
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+  } finally {
+    seen = await traffic.stop();
+  }
+  const after = await conversionCalls();
+  console.log(
+    `[node tier] replica ${deleted} deleted and replaced in ${seconds(started)} s: ${String(seen.dials)} dials to the conversion Service's addresses ` +
+      `(${[...seen.addresses].join(', ')}), ${String(seen.refused.length)} not answered; ${String(seen.writes)} v1alpha1 writes, ${String(seen.failedWrites.length)} failed; ` +
+      `conversions ${String(after.calls - before.calls)}, failed ${String(after.failed - before.failed)}`,
+  );
+  // Both ends were seen: the deleted replica while it served, the replacement once it did.
+  expect(seen.addresses).toContain(deletedIp);
+  expect(seen.addresses).toContain(replacementIp);
+  expect(seen.refused).toEqual([]);
+  expect(seen.failedWrites).toEqual([]);
+  expect(after.failed - before.failed).toBe(0);
+  expect(after.calls - before.calls).toBeGreaterThanOrEqual(seen.writes);
 }, 300_000);
 
 it('the leader process killed with SIGKILL (as by the OOM killer) while namespaces keep arriving: the Lease is renewed again, every namespace admitted, every copy present, no failed call once the replica is back', async () => {

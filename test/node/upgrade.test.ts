@@ -12,7 +12,7 @@ import { configMap, distribution, secret } from '../e2e/support/admission.js';
 import { run } from '../e2e/support/tools.js';
 import { PREVIOUS_RELEASE } from './previous-release.js';
 import { adminKubeConfig, uniqueName, waitFor } from './support.js';
-import { callsBetween, webhookCalls, type WebhookCalls } from './webhook-calls.js';
+import { callsBetween, conversionCalls, failedBetween, webhookCalls, type ConversionCalls, type WebhookCalls } from './webhook-calls.js';
 
 const plane = inject('nodePlane');
 const image = inject('productImage');
@@ -231,33 +231,6 @@ function keepArriving(): { requests: ClientRequests; stop: () => Promise<void> }
     },
   };
 }
-
-interface ConversionCalls {
-  calls: number;
-  failed: number;
-  /** Failed calls by `from->to` version. */
-  failedBy: Record<string, number>;
-}
-
-/** The API server's calls to the CRD's conversion webhook, all and failed. */
-async function conversionCalls(): Promise<ConversionCalls> {
-  const { stdout } = await run('kubectl', ['get', '--raw', '/metrics']);
-  const lines = stdout.split('\n').filter((line) => line.startsWith('apiserver_crd_conversion_webhook_duration_seconds_count{') && line.includes(`crd_name="${CRD}"`));
-  const count = (found: string[]): number => found.reduce((sum, line) => sum + Number(line.split(' ').at(-1)), 0);
-  const failed = lines.filter((line) => !line.includes('succeeded="true"'));
-  const failedBy: Record<string, number> = {};
-  for (const line of failed) {
-    const [from = '', to = ''] = ['from_version', 'to_version'].map((label) => line.split(`${label}="`)[1]?.split('"')[0]);
-    failedBy[`${from}->${to}`] = (failedBy[`${from}->${to}`] ?? 0) + Number(line.split(' ').at(-1));
-  }
-  return { calls: count(lines), failed: count(failed), failedBy };
-}
-
-/** The failed conversions between two counts, by way. */
-const failedBetween = (before: ConversionCalls, after: ConversionCalls | undefined): string =>
-  Object.entries(after?.failedBy ?? {})
-    .map(([way, count]) => `${way} ${String(count - (before.failedBy[way] ?? 0))}`)
-    .join(', ');
 
 it('helm upgrade to this version while namespaces keep arriving and a distribution keeps being edited: every copy kept, no request failed, both versions read every object, statuses go on', async () => {
   const watch = await watchWrites(new Set(before.keys()));

@@ -79,6 +79,26 @@ describe('publishConversion', () => {
     expect(written.map((body) => body.spec.conversion)).toEqual([webhook({ service: ourService, caBundle: CA_B64 })]);
   });
 
+  it.each<[string, Record<string, unknown>, string, unknown[]]>([
+    [
+      'our Service without a caBundle: the caBundle is filled in, v1alpha1 stays stored',
+      { spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: ourService }) } },
+      'changed',
+      [{ versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: ourService, caBundle: CA_B64 }) }],
+    ],
+    [
+      'our Service with our CA: nothing written',
+      { spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: ourService, caBundle: CA_B64 }) } },
+      'unchanged',
+      [],
+    ],
+    ['a CRD storing v1beta1 already: nothing written', { spec: { versions: versions('v1alpha1', 'v1beta1'), conversion: webhook({ service: ourService, caBundle: CA_B64 }) } }, 'unchanged', []],
+  ])('not yet allowed to store v1beta1 (no replica known to convert), over a CRD storing v1alpha1: %s', async (_name, crd, result, written) => {
+    const { client, puts } = serverWith(crd);
+    expect(await publishConversion(client, OURS, CA, { store: false })).toBe(result);
+    expect(puts.map((body) => (body as { spec: unknown }).spec)).toEqual(written);
+  });
+
   it("another address's CRD storing v1alpha1 is left alone", async () => {
     const { client, puts } = serverWith({
       spec: { versions: [{ name: 'v1alpha1', served: true, storage: true }, { name: 'v1beta1', served: true, storage: false }], conversion: webhook({ service: { name: 'kruise-webhook-service', namespace: 'kruise-system' }, caBundle: 'theirs' }) },
