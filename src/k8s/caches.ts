@@ -80,14 +80,21 @@ export class CopyCache {
   constructor(
     /** `share` is what the store keeps of a copy: a list hands it each copy as its page arrives. */
     private readonly startWatch: (key: KindKey, store: Store<Resource>, share: PartSharer) => Reflector<Resource>,
-    /** A copy left the cache by our own delete (its watch event then changes nothing): a kind may no longer need watching. */
-    private readonly onOwnDelete: () => void = () => undefined,
+    /**
+     * A copy left the cache by our own delete (its watch event then changes nothing): a kind may no
+     * longer need watching, and the other writers of its name may now write there. `copy` is the
+     * copy removed, undefined when its watch event came first (which told them already).
+     */
+    private readonly onOwnDelete: (copy: Resource | undefined) => void = () => undefined,
   ) {}
 
   /** Our own successful delete, before its watch event arrives. */
   observeDelete(ref: CopyRef, uid: string): void {
-    this.store(ref.kind)?.observeDelete(`${ref.namespace}/${ref.name}`, uid);
-    this.onOwnDelete();
+    const key = `${ref.namespace}/${ref.name}`;
+    const store = this.store(ref.kind);
+    const held = store?.get(key);
+    store?.observeDelete(key, uid);
+    this.onOwnDelete(held?.metadata.uid === uid ? held : undefined);
   }
 
   /** The store of a followed kind; undefined for a kind nobody copies. */
@@ -173,12 +180,12 @@ export type CacheChange =
   | { resource: 'namespaces'; change: StoreChange<CachedNamespace> }
   | { resource: 'copies'; change: StoreChange<Resource> }
   | { resource: 'sources'; key: string }
-  /** An object of a distributed kind and name, ours or not (see named-objects.ts). */
+  /** An object of a distributed kind and name without our label (see named-objects.ts). */
   | { resource: 'named'; kind: KindKey; name: string; change: StoreChange<Resource> }
   /** A kind's copies are known from now on: its distributions can be reconciled. */
   | { resource: 'kinds'; key: KindKey }
   /** We deleted a copy (see CopyCache.observeDelete). */
-  | { resource: 'copy-deleted' };
+  | { resource: 'copy-deleted'; copy: Resource | undefined };
 
 export interface CacheOptions {
   api: ClusterApi;
@@ -200,7 +207,7 @@ export interface Caches {
   copies: CopyCache;
   /** Sources of distributions, followed as distributions come and go (see createSourceCache). */
   sources: SourceCache;
-  /** What stands under each distributed kind and name, ours or not, metadata only (see named-objects.ts). */
+  /** What else stands under each distributed kind and name (no label of ours), metadata only (see named-objects.ts). */
   named: NamedObjects;
   /** The kinds distributions may copy. */
   kinds: KindRegistry;
@@ -235,7 +242,7 @@ function createCopyCache(options: CacheOptions, kinds: KindRegistry, common: Ref
     reflector.start();
     void reflector.whenSynced().then(() => options.onChange({ resource: 'kinds', key }));
     return reflector;
-  }, () => options.onChange({ resource: 'copy-deleted' }));
+  }, (copy) => options.onChange({ resource: 'copy-deleted', copy }));
 }
 
 export function createCaches(options: CacheOptions): Caches {

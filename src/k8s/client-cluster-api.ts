@@ -9,7 +9,7 @@ import type { ClusterApi, CopyRef, EventObject, LeaseObject, ListResult, Namespa
 import { METADATA_LIST, startWatch } from './client-watch.js';
 import { decodeCoreAnswer, encodeCoreObject, PROTOBUF, PROTOBUF_OR_JSON, UndecodableAnswer } from './core-protobuf.js';
 import { isNotFound } from './errors.js';
-import { trimmedMeta } from './named-objects.js';
+import { NOT_A_COPY, trimmedMeta } from './named-objects.js';
 import type { KubeClient, Query } from './kube-client.js';
 
 export interface ClientClusterApiOptions {
@@ -163,7 +163,7 @@ function copyMethods({ client, kindOf, listAll, get, send }: Requests): CopyMeth
       const kind = kindOf(key);
       // Trimmed page by page: at a restart every distributed name is listed at once, thousands of
       // objects each, and their whole metadata held until the last page would add up.
-      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}` }, { accept: METADATA_LIST, keep: trimmedMeta }));
+      return identified(kind, await listAll<Resource>(kindPath(kind), { fieldSelector: `metadata.name=${name}`, labelSelector: NOT_A_COPY }, { accept: METADATA_LIST, keep: trimmedMeta }));
     },
     getCopy: ({ kind, namespace, name }) => get<Resource>(kindPath(kindOf(kind), namespace, name)),
     createCopy: (object) => write('POST', object),

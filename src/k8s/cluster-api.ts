@@ -109,9 +109,9 @@ export interface ClusterApi {
   /** The source object alone (a list by name in its namespace, so that it can be watched from there). */
   listSource(ref: SourceRef): Promise<ListResult<Resource>>;
   /**
-   * Every object of a kind and name, in every namespace (`metadata.name=<name>`, metadata only),
-   * each trimmed to its identity, version and our label's value (trimmedMeta): what stands where a
-   * distribution writes that name, ours or not.
+   * Every object of a kind and name without our label, in every namespace (`metadata.name=<name>`,
+   * metadata only), each trimmed to its identity and version (trimmedMeta): what else stands where
+   * a distribution writes that name.
    * Optional: without it such objects are seen only by the passes that read them.
    */
   listNamed?(kind: KindKey, name: string): Promise<ListResult<Resource>>;

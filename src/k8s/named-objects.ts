@@ -1,10 +1,13 @@
-// What stands under each distributed name, ours or not: per (kind, name) that a distribution
-// writes, one watch of that name in every namespace (`metadata.name=<name>`), metadata only. A
-// conflict that clears, a foreign object deleted or annotated for adoption, another distribution's
-// copy going away: each is an event here, and reaches the distributions that write that name at
-// once instead of at the sweep. Nothing of the objects' content is received or kept: per object a
-// name, namespace, uid, resourceVersion and our label's value. Memory follows the distributed
-// names and the objects that carry them, never the cluster's number of objects of a kind.
+// What else stands under each distributed name: per (kind, name) that a distribution writes, one
+// watch of that name in every namespace (`metadata.name=<name>`) of the objects without our label,
+// metadata only. A conflict that clears, a foreign object deleted or annotated for adoption, a copy
+// whose label was taken off: each is an event here, and reaches the distributions that write that
+// name at once instead of at the sweep. Objects with our label (copies, ours or another
+// distribution's) are left to the watch of copies, which routes their changes to the writers of
+// their name too: here they would cost the API server a second event, converted to metadata and
+// encoded for this watch alone, at every copy written. Nothing of the objects' content is received
+// or kept: per object a name, namespace, uid and resourceVersion. Memory follows the distributed
+// names and the foreign objects that carry them, never the number of copies or of objects of a kind.
 import type { KindKey } from '../domain/kinds.js';
 import { LABEL_DISTRIBUTION, type Resource } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -24,7 +27,10 @@ export function namedKey(kind: KindKey, name: string): string {
   return `${kind}/${name}`;
 }
 
-/** What is kept of an object: identity, version, and which distribution's copy it says it is. */
+/** Objects without our label: copies are the watch of copies' (see above). */
+export const NOT_A_COPY = `!${LABEL_DISTRIBUTION}`;
+
+/** What is kept of an object: identity, version, and which distribution's copy it says it is (one that just took our label on). */
 export function trimmedMeta(object: Resource): Resource {
   const { name, namespace, uid, resourceVersion, labels } = object.metadata;
   const label = labels?.[LABEL_DISTRIBUTION];
@@ -76,7 +82,7 @@ export function createNamedObjects(options: NamedObjectsOptions): NamedObjects {
       store,
       transform: trimmedMeta,
       list: () => (listNamed === undefined ? Promise.resolve({ items: [], resourceVersion: '' }) : listNamed(kind, name)),
-      watch: (watchOptions, callbacks) => api.watch(kind, { ...watchOptions, fieldSelector: `metadata.name=${name}`, metadataOnly: true }, callbacks),
+      watch: (watchOptions, callbacks) => api.watch(kind, { ...watchOptions, fieldSelector: `metadata.name=${name}`, labelSelector: NOT_A_COPY, metadataOnly: true }, callbacks),
       onChange: (change) => options.onChange(kind, name, change),
     });
     reflector.start();

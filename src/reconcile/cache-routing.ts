@@ -7,6 +7,7 @@ import type { CacheChange, Caches } from '../k8s/caches.js';
 import type { DistributionCatalog } from './distribution-catalog.js';
 import type { Generator } from './generator.js';
 import { kindKeyOf } from '../domain/kinds.js';
+import type { Resource } from '../domain/types.js';
 import {
   copyTriggers,
   distributionTriggers,
@@ -49,14 +50,26 @@ function changesWhatIsFollowed(event: CacheChange): boolean {
  * distribution writing that name (it may have been in conflict with it, or be one to adopt).
  */
 function objectTriggers(deps: CacheRoutingDeps, event: Extract<CacheChange, { resource: 'copies' | 'named' }>): string[] {
-  const object = event.change.current ?? event.change.old;
   if (event.resource === 'named') return namedObjectTriggers(event.change, deps.caches.named.concerned(event.kind, event.name));
-  const writers = object === undefined ? [] : deps.caches.named.concerned(kindKeyOf(object.apiVersion, object.kind), object.metadata.name ?? '');
-  return [...new Set([...copyTriggers(event.change), ...namedObjectTriggers(event.change, writers)])];
+  return [...new Set([...copyTriggers(event.change), ...namedObjectTriggers(event.change, writersOf(deps, event.change.current ?? event.change.old))])];
+}
+
+/** The distributions writing an object's kind and name. */
+function writersOf(deps: CacheRoutingDeps, object: Resource | undefined): readonly string[] {
+  return object === undefined ? [] : deps.caches.named.concerned(kindKeyOf(object.apiVersion, object.kind), object.metadata.name ?? '');
+}
+
+/**
+ * A copy we deleted, before its watch event: the other distributions writing its name (one may
+ * have been in conflict with it). Its own distribution is the one that deleted it.
+ */
+function deletedCopyTriggers(deps: CacheRoutingDeps, copy: Resource | undefined): string[] {
+  return copy === undefined ? [] : namedObjectTriggers({ old: copy, current: undefined }, writersOf(deps, copy));
 }
 
 /** The namespace a change concerns alone: a copy's, or that of an object under a distributed name; undefined for every target. */
 function namespaceOf(event: CacheChange): string | undefined {
+  if (event.resource === 'copy-deleted') return event.copy?.metadata.namespace;
   if (event.resource !== 'copies' && event.resource !== 'named') return undefined;
   return (event.change.current ?? event.change.old)?.metadata.namespace;
 }
@@ -85,7 +98,7 @@ function namesFor(deps: CacheRoutingDeps, event: CacheChange): string[] {
     case 'objectsyncs':
       return objectSyncTriggers(event.change, deps.caches.kinds);
     case 'copy-deleted':
-      return [];
+      return deletedCopyTriggers(deps, event.copy);
   }
 }
 
