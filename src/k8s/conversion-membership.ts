@@ -45,8 +45,10 @@ export function conversionMembership(deps: ConversionMembershipDeps): Conversion
   let wake: (() => void) | undefined;
   let joining: Promise<void> | undefined;
 
+  // Cut short by `leave`, also when it came while an attempt was in flight (before this pause began).
   const pause = (ms: number): Promise<void> =>
     new Promise((resolve) => {
+      if (leaving) return resolve();
       const timer = setTimeout(resolve, ms);
       wake = () => {
         clearTimeout(timer);

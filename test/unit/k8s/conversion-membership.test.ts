@@ -104,6 +104,20 @@ describe('conversionMembership', () => {
     expect(calls).toEqual([labelled('true'), labelled(null)]);
   });
 
+  it('a leave while a failing attempt is in flight does not wait out the backoff after it', async () => {
+    let fail: () => void = () => undefined;
+    const inFlight = new Promise<void>((_, reject) => (fail = () => reject(new ApiError(503, { message: 'unavailable' }))));
+    const { client, calls } = recordingClient([inFlight]);
+    const membership = conversionMembership({ client, namespace: 'resource-distributor', pod: 'rd-7f9c-x2k4p', log: logged().log, retryMs: { first: 60_000, last: 60_000 } });
+    membership.join();
+    const leaving = membership.leave();
+    fail();
+    const started = Date.now();
+    await leaving;
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(calls).toEqual([labelled('true'), labelled(null)]);
+  });
+
   it('a failed leave is logged, not thrown: the shutdown goes on', async () => {
     const { membership, lines } = setup(['ok', new ApiError(503, { message: 'unavailable' })]);
     membership.join();
