@@ -69,11 +69,12 @@ function conversionTarget(config: Config, port: () => number): ConversionTarget 
   return { url: `${config.webhookUrl ?? `https://127.0.0.1:${port()}`}${WEBHOOK_PATHS.conversion}` };
 }
 
-/** How the API server is told to trust our CA: patch the installed webhooks, or (local) create them by URL; and the CRD's conversion. */
 /**
- * `mayStore`: whether the CRD may be made to store v1beta1 yet. A v1alpha1 write into v1beta1
- * storage needs a conversion: not before this replica is in the conversion Service and its caches
- * synced (its list of distributions stored in v1alpha1 was converted: conversions reach it).
+ * How the API server is told to trust our CA: patch the installed webhooks, or (local) create them
+ * by URL; and the CRD's conversion. `mayStore`: whether the CRD may be made to store v1beta1 yet.
+ * A v1alpha1 write into v1beta1 storage needs a conversion: not before this replica is in the
+ * conversion Service and its caches synced (its list of distributions stored in v1alpha1 was
+ * converted: conversions reach it).
  */
 function trustPublisher(config: Config, client: KubeClient, port: () => number, log: Logger, mayStore: () => boolean): (trust: string) => Promise<boolean> {
   const webhooks = webhookTrustPublisher(config, client, port);
@@ -274,6 +275,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
   });
   const serving: Serving = { shuttingDown: false };
   const membership = podMembership(config, client, log);
+  const mayStore = (): boolean => controller.synced() && (membership?.joined ?? true);
 
   const certificates = createCertificateManager({
     store: config.mode === 'cluster' ? secretStore(client, config.namespace, config.tlsSecret) : fileStore(config.certDir),
@@ -284,7 +286,7 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
     log: log.child({ component: 'tls' }),
     metrics,
     serve: (certificate) => serving.https?.setCertificate(certificate),
-    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' }), () => controller.synced() && (membership?.joined ?? true)),
+    publishTrust: trustPublisher(config, client, () => serving.https?.port ?? config.port, log.child({ component: 'tls' }), mayStore),
   });
 
   const parts: ServerParts = { config, log, client, controller, certificates, rbac, membership, accessReviewer, serving };
@@ -313,13 +315,15 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         // In a cluster the webhook configurations may not be installed yet: the periodic refresh retries.
         log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
       });
-    // Once in the conversion Service (and synced), the CRD may store v1beta1: published again then.
-    membership?.join(() => void publish());
+    // Published again once the CRD may store v1beta1: when the last of joining and syncing is done.
+    membership?.join(() => {
+      if (mayStore()) void publish();
+    });
     await publish();
     certificates.start();
     rbac?.start();
     await controller.start();
-    await publish();
+    if (mayStore()) await publish();
     return { port: https.port, config, controller, certificates, stop };
   } catch (error) {
     await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));
