@@ -316,14 +316,15 @@ export async function startServer(config: Config, deps: ServerDeps): Promise<Run
         log.error({ reason: describeApiError(error).message }, 'CA bundle not published yet');
       });
     // Published again once the CRD may store v1beta1: when the last of joining and syncing is done.
-    membership?.join(() => {
-      if (mayStore()) void publish();
-    });
+    const publishIfStorable = async (): Promise<void> => {
+      if (mayStore()) await publish();
+    };
+    membership?.join(() => void publishIfStorable());
     await publish();
     certificates.start();
     rbac?.start();
     await controller.start();
-    if (mayStore()) await publish();
+    await publishIfStorable();
     return { port: https.port, config, controller, certificates, stop };
   } catch (error) {
     await stop().catch((stopError: unknown) => log.error({ err: stopError }, 'cleanup after a failed start failed'));
