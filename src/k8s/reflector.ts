@@ -87,24 +87,25 @@ export class Reflector<T extends Stored> {
   private async startWatch(): Promise<void> {
     if (!this.running) return;
     const generation = ++this.generation;
-    const startedAt = Date.now();
+    const run = { startedAt: Date.now(), events: 0 };
     this.armWatchdog(generation);
     try {
       const handle = await this.options.watch(
         { resourceVersion: this.resourceVersion, timeoutSeconds: this.timeoutSeconds, held: (key, version) => this.options.store.holds(key, version) },
         {
           onEvent: (event) => {
+            run.events += 1;
             if (generation === this.generation) this.handleEvent(event, generation);
           },
           onDone: (error) => {
-            if (generation === this.generation) this.handleDone(error, startedAt);
+            if (generation === this.generation) this.handleDone(error, run);
           },
         },
       );
       if (generation === this.generation) this.handle = handle;
       else handle.stop();
     } catch (error) {
-      if (generation === this.generation) this.handleDone(error ?? new Error('watch failed'), startedAt);
+      if (generation === this.generation) this.handleDone(error ?? new Error('watch failed'), run);
     }
   }
 
@@ -144,11 +145,18 @@ export class Reflector<T extends Stored> {
     }
   }
 
-  private handleDone(error: unknown, startedAt: number): void {
+  /**
+   * A watch the server ended without an error resumes at once, unless it ended within a second
+   * without an event (what client-go calls a very short watch: something is wrong, back off). One
+   * that delivered events made progress however short it was: the API server closes a watcher that
+   * falls behind a burst of changes (thousands of copies deleted at once), and waiting before
+   * resuming would leave the cache that much further behind.
+   */
+  private handleDone(error: unknown, run: { startedAt: number; events: number }): void {
     this.stopWatch();
     this.generation += 1;
     if (!this.running) return;
-    if (error === undefined && Date.now() - startedAt > 1000) {
+    if (error === undefined && (run.events > 0 || Date.now() - run.startedAt > 1000)) {
       void this.startWatch();
       return;
     }

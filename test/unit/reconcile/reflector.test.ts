@@ -95,6 +95,24 @@ describe('Reflector', () => {
     s.reflector.stop();
   });
 
+  it.each<[string, boolean, number]>([
+    ['delivered events (the server closed a watcher behind a burst): at once', true, 0],
+    ['delivered nothing (a very short watch): after a backoff', false, 100],
+  ])('resumes a watch that ended within a second and %s', async (_case, delivered, after) => {
+    const s = scripted();
+    s.reflector.start();
+    await vi.advanceTimersByTimeAsync(0);
+    if (delivered) s.current().callbacks.onEvent({ type: 'MODIFIED', object: item('a', '5') });
+    await vi.advanceTimersByTimeAsync(200);
+    s.current().callbacks.onDone();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(s.state.watches).toHaveLength(after === 0 ? 2 : 1);
+    await vi.advanceTimersByTimeAsync(after * 1.2);
+    expect(s.state.watches.map((w) => w.from)).toEqual(['1', delivered ? '5' : '1']);
+    expect(s.state.lists).toBe(1);
+    s.reflector.stop();
+  });
+
   it('relists when the resourceVersion is too old (410), reporting what changed meanwhile', async () => {
     const s = scripted();
     s.reflector.start();
