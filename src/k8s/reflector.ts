@@ -147,10 +147,13 @@ export class Reflector<T extends Stored> {
 
   /**
    * A watch the server ended without an error resumes at once, unless it ended within a second
-   * without an event (what client-go calls a very short watch: something is wrong, back off). One
-   * that delivered events made progress however short it was: the API server closes a watcher that
-   * falls behind a burst of changes (thousands of copies deleted at once), and waiting before
-   * resuming would leave the cache that much further behind.
+   * without an event (what client-go calls a very short watch). One that delivered events made
+   * progress however short it was: the API server closes a watcher that falls behind a burst of
+   * changes (thousands of copies written at once), and waiting before resuming would leave the
+   * cache that much further behind. A very short watch lists again after a backoff, as client-go
+   * does, instead of watching from the same version: the API server closes a new watcher at once
+   * when the changes it missed do not fit its buffer, so each replay of them would be closed too,
+   * a longer one after every backoff.
    */
   private handleDone(error: unknown, run: { startedAt: number; events: number }): void {
     this.stopWatch();
@@ -166,7 +169,8 @@ export class Reflector<T extends Stored> {
       void this.relist();
       return;
     }
-    this.retryLater(() => this.startWatch(), error ?? new Error('watch closed at once'), 'watch ended');
+    if (error === undefined) this.retryLater(() => this.relist(), new Error('watch closed at once'), 'watch ended');
+    else this.retryLater(() => this.startWatch(), error, 'watch ended');
   }
 
   private retryLater(next: () => Promise<void>, error: unknown, message: string): void {

@@ -95,21 +95,23 @@ describe('Reflector', () => {
     s.reflector.stop();
   });
 
-  it.each<[string, boolean, number]>([
-    ['delivered events (the server closed a watcher behind a burst): at once', true, 0],
-    ['delivered nothing (a very short watch): after a backoff', false, 100],
-  ])('resumes a watch that ended within a second and %s', async (_case, delivered, after) => {
+  it.each<[string, boolean, number, string, number]>([
+    ['delivered events (the server closed a watcher behind a burst): watches on at once from the last', true, 0, '5', 1],
+    ['delivered nothing (a very short watch: its replay did not fit): lists again after a backoff', false, 100, '7', 2],
+  ])('after a watch that ended within a second and %s', async (_case, delivered, after, from, lists) => {
     const s = scripted();
     s.reflector.start();
     await vi.advanceTimersByTimeAsync(0);
     if (delivered) s.current().callbacks.onEvent({ type: 'MODIFIED', object: item('a', '5') });
+    s.state.items = [item('a', '7')];
+    s.state.version = '7';
     await vi.advanceTimersByTimeAsync(200);
     s.current().callbacks.onDone();
     await vi.advanceTimersByTimeAsync(0);
     expect(s.state.watches).toHaveLength(after === 0 ? 2 : 1);
     await vi.advanceTimersByTimeAsync(after * 1.2);
-    expect(s.state.watches.map((w) => w.from)).toEqual(['1', delivered ? '5' : '1']);
-    expect(s.state.lists).toBe(1);
+    expect(s.state.watches.map((w) => w.from)).toEqual(['1', from]);
+    expect(s.state.lists).toBe(lists);
     s.reflector.stop();
   });
 
