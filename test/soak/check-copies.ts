@@ -3,7 +3,7 @@
 import { templateHash } from './canonical-hash.js';
 import { TEMPLATE_KEY_PREFIX } from './expectations.js';
 import type { TargetSet } from './expected-targets.js';
-import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_TIMESTAMP, LABEL_DISTRIBUTION, RD_API_VERSION, RD_KIND } from './markers.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_TIMESTAMP, LABEL_DISTRIBUTION, RD_KIND, RD_OWNER_API_VERSIONS } from './markers.js';
 import type { CopyKind, DistributionSnapshot, ObjectSnapshot } from './snapshot-types.js';
 import { violation, type Violation } from './violation.js';
 
@@ -106,7 +106,7 @@ function markerProblems(rd: DistributionSnapshot, wanted: Wanted, copy: ObjectSn
 function controllerProblem(rd: DistributionSnapshot, copy: ObjectSnapshot): string | undefined {
   const controller = copy.ownerReferences.filter((ref) => ref.controller === true);
   const [ref] = controller;
-  const right = controller.length === 1 && ref?.apiVersion === RD_API_VERSION && ref.kind === RD_KIND && ref.uid === rd.uid && ref.blockOwnerDeletion === true;
+  const right = controller.length === 1 && RD_OWNER_API_VERSIONS.includes(ref?.apiVersion ?? '') && ref?.kind === RD_KIND && ref.uid === rd.uid && ref.blockOwnerDeletion === true;
   return right ? undefined : `controller reference ${JSON.stringify(controller)} is not this distribution's (uid ${rd.uid})`;
 }
 

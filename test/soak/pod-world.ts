@@ -10,7 +10,7 @@ import { cp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { CoordinationV1Api, CoreV1Api, RbacAuthorizationV1Api } from '@kubernetes/client-node';
+import { ApiextensionsV1Api, CoordinationV1Api, CoreV1Api, PatchStrategy, RbacAuthorizationV1Api, setHeaderOptions } from '@kubernetes/client-node';
 import { createNodeCredentials, ensureProductImage, ensureTool, REPO_ROOT, startNode, type CachedProductImage, type ControlPlane, type LocalNode } from '../control-plane/index.js';
 import { startTcpProxy, type TcpProxy } from '../e2e/support/tcp-proxy.js';
 import { PodLogs } from './pod-logs.js';
@@ -50,6 +50,18 @@ async function installChart(helm: string, kubeconfig: string, image: CachedProdu
     const failed = error as { stdout?: string; stderr?: string };
     throw new SetupError(`helm install failed: ${failed.stderr ?? ''}${failed.stdout ?? String(error)}`);
   }
+}
+
+/**
+ * The soak's CRD (webhook-config/crd, installed before the chart) names the conversion Service in
+ * the chart's default namespace; the release is in the soak's own. Without this, every distribution
+ * written in v1alpha1 is refused (the API server finds no Service to convert it).
+ */
+async function conversionInOwnNamespace(plane: ControlPlane): Promise<void> {
+  const body = { spec: { conversion: { webhook: { clientConfig: { service: { namespace: OWN_NAMESPACE } } } } } };
+  await plane.kubeConfig
+    .makeApiClient(ApiextensionsV1Api)
+    .patchCustomResourceDefinition({ name: 'resourcedistributions.apps.kruise.io', body }, setHeaderOptions('Content-Type', PatchStrategy.MergePatch));
 }
 
 /**
@@ -96,6 +108,7 @@ export async function startPodWorld(log: (line: string) => void, logDir: string)
     const kube = await prepareCluster(plane);
     const product = await image;
     await node.importImage(product.archive);
+    await conversionInOwnNamespace(plane);
     log(`installing the chart (${product.repository}:${product.tag}, 2 replicas)`);
     await installChart(await helm, plane.kubeconfigPath, product);
     const scrapeToken = await metricsReaderToken(plane);

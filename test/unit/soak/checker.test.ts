@@ -56,6 +56,16 @@ const cases: { name: string; snapshot: ClusterSnapshot; expectations?: Expectati
     snapshot: world({ namespaces: NS, distributions: [byTeam], objects: [good[0]!, edited(good[1]!, (o) => (o.ownerReferences[0]!.uid = 'earlier'))] }),
     rules: ['copy-wrong', 'status-wrong'],
   },
+  {
+    name: 'a copy whose controller reference names v1alpha1 (written by OpenKruise or an earlier release) is ours',
+    snapshot: world({ namespaces: NS, distributions: [byTeam], objects: [good[0]!, edited(good[1]!, (o) => (o.ownerReferences[0]!.apiVersion = 'apps.kruise.io/v1alpha1'))] }),
+    rules: [],
+  },
+  {
+    name: 'a copy whose controller reference names another group',
+    snapshot: world({ namespaces: NS, distributions: [byTeam], objects: [good[0]!, edited(good[1]!, (o) => (o.ownerReferences[0]!.apiVersion = 'apps.example.io/v1beta1'))] }),
+    rules: ['copy-wrong', 'status-wrong'],
+  },
   { name: 'a copy left where nothing targets', snapshot: world({ namespaces: NS, distributions: [byTeam], objects: [...good, copyOf(byTeam, 'c')] }), rules: ['copy-untargeted'] },
   {
     name: 'a copy in a namespace being deleted is the namespace controller\'s',
