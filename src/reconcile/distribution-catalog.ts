@@ -75,6 +75,12 @@ function unshadowed(distributions: ResourceDistribution[], synced: readonly Reso
 interface ObjectSyncDistributions {
   /** The last status computed for each ObjectSync distribution: the ObjectSync keeps only their fold. */
   statuses: Map<string, DistributionStatus>;
+  /** The status of each ObjectSync distribution in the fold the ObjectSync holds: what its passes compare with. */
+  reported: Map<string, DistributionStatus>;
+  /** Per ObjectSync (`namespace/name`), the write of its fold in flight: the next one waits for it. */
+  folding: Map<string, Promise<unknown>>;
+  /** The statuses a fold written held: its own pass or another name's may have written it. */
+  written: WeakSet<DistributionStatus>;
   /** distribution name -> its ObjectSync (`namespace/name`), for every translation made. */
   origins: Map<string, string>;
   distributionsOfSync: (os: ObjectSync) => ResourceDistribution[];
@@ -87,6 +93,9 @@ function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistr
   /** The distributions of each ObjectSync as last seen (the store replaces an object when it changes). */
   const translated = new WeakMap<ObjectSync, ResourceDistribution[]>();
   const statuses = new Map<string, DistributionStatus>();
+  const reported = new Map<string, DistributionStatus>();
+  const folding = new Map<string, Promise<unknown>>();
+  const written = new WeakSet<DistributionStatus>();
   const origins = new Map<string, string>();
 
   function distributionsOfSync(os: ObjectSync): ResourceDistribution[] {
@@ -110,7 +119,7 @@ function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistr
    */
   const withStatuses = new WeakMap<ResourceDistribution, ResourceDistribution>();
   const withStatus = (rd: ResourceDistribution): ResourceDistribution => {
-    const status = statuses.get(rd.metadata.name);
+    const status = reported.get(rd.metadata.name);
     if (status === undefined) return rd;
     const last = withStatuses.get(rd);
     if (last?.status === status) return last;
@@ -123,7 +132,7 @@ function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistr
     return rd.origin === undefined ? undefined : caches.objectSyncs.get(`${rd.origin.namespace}/${rd.origin.name}`);
   }
 
-  return { statuses, origins, distributionsOfSync, fromObjectSyncs, withStatus, objectSyncOf };
+  return { statuses, reported, folding, written, origins, distributionsOfSync, fromObjectSyncs, withStatus, objectSyncOf };
 }
 
 type CatalogLookups = Pick<DistributionCatalog, 'referencing' | 'injecting' | 'injectingInto' | 'targeting' | 'get' | 'list' | 'names' | 'groupOf'>;
@@ -171,24 +180,53 @@ function catalogLookups(caches: CatalogDeps['caches'], syncs: ObjectSyncDistribu
   };
 }
 
+/**
+ * An ObjectSync's distribution reports its status: the ObjectSync gets the fold of its
+ * distributions' latest ones. Its destination names' passes may end together; their writes go one
+ * at a time, each folding what is known when it starts, so that the last to land holds every
+ * name's latest status (two writes in flight could land in either order, the staler last). A
+ * distribution's status counts as reported once a fold holding it is stored: a failed write
+ * leaves it to the next pass to write again.
+ */
 async function writeObjectSyncStatus(deps: CatalogDeps, syncs: ObjectSyncDistributions, rd: ResourceDistribution, status: DistributionStatus): Promise<boolean> {
-  const { api, caches } = deps;
-  const { statuses } = syncs;
+  const { statuses, folding } = syncs;
   statuses.set(rd.metadata.name, status);
-  const os = syncs.objectSyncOf(rd);
-  if (os === undefined) return false;
-  const known = syncs.distributionsOfSync(os).map((group) => statuses.get(group.metadata.name));
+  if (rd.origin === undefined) return false;
+  const key = `${rd.origin.namespace}/${rd.origin.name}`;
+  // A write before this one that failed is reported to its own pass: this one folds afresh either way.
+  const turn = (folding.get(key) ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(() => writeFold(deps, syncs, key));
+  folding.set(key, turn);
+  const done = (): void => {
+    if (folding.get(key) === turn) folding.delete(key);
+  };
+  turn.then(done, done);
+  await turn;
+  return syncs.written.has(status);
+}
+
+/** Writes the fold of an ObjectSync's distributions' statuses, once each of its destination names has one. */
+async function writeFold(deps: CatalogDeps, syncs: ObjectSyncDistributions, key: string): Promise<void> {
+  const { api, caches } = deps;
+  const { statuses, reported, written } = syncs;
+  const os = caches.objectSyncs.get(key);
+  if (os === undefined) return;
+  const groups = syncs.distributionsOfSync(os).map((group) => group.metadata.name);
+  const known = groups.map((name) => statuses.get(name));
   // Each destination name reports once it has been reconciled; the fold waits for all of them.
-  if (known.some((status) => status === undefined)) return false;
-  const folded = foldStatus(os, known as DistributionStatus[], toRfc3339(deps.clock()));
-  if (canonicalJson(folded) === canonicalJson(os.status ?? null)) return false;
+  if (known.some((status) => status === undefined)) return;
+  const statusesNow = known as DistributionStatus[];
+  const folded = foldStatus(os, statusesNow, toRfc3339(deps.clock()));
+  const stored = (): void => groups.forEach((name, i) => reported.set(name, statusesNow[i]!));
+  if (canonicalJson(folded) === canonicalJson(os.status ?? null)) return stored();
   try {
-    const written = await api.patchObjectSyncStatus(os.metadata.namespace, os.metadata.name, folded);
-    caches.objectSyncs.observeWrite(written, os.metadata.resourceVersion);
-    return true;
+    const patched = await api.patchObjectSyncStatus(os.metadata.namespace, os.metadata.name, folded);
+    caches.objectSyncs.observeWrite(patched, os.metadata.resourceVersion);
+    for (const status of statusesNow) written.add(status);
+    stored();
   } catch (error) {
-    if (isNotFound(error)) return false;
-    throw error;
+    if (!isNotFound(error)) throw error;
   }
 }
 
@@ -206,7 +244,7 @@ type CatalogLifecycle = Pick<DistributionCatalog, 'exists' | 'current' | 'writeS
 /** What the reconciler asks of the API behind a distribution: whether it still exists, its status, its finalizer. */
 function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): CatalogLifecycle {
   const { api, caches, log } = deps;
-  const { statuses, origins, distributionsOfSync, objectSyncOf } = syncs;
+  const { statuses, reported, origins, distributionsOfSync, objectSyncOf } = syncs;
   return {
     exists: async (name, copies) => {
       const named = copies.find((copy) => copy.metadata.annotations?.[ANNOTATION_FROM] === name)?.metadata.annotations?.[ANNOTATION_OBJECT_SYNC];
@@ -243,6 +281,7 @@ function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): Ca
     },
     forget: (name) => {
       statuses.delete(name);
+      reported.delete(name);
       origins.delete(name);
     },
     release: async (rd) => {
@@ -253,7 +292,10 @@ function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): Ca
       const left = distributionsOfSync(os).some((group) => caches.copies.byDistribution(group.metadata.name).length > 0);
       if (left) return;
       log.info({ objectSync: `${os.metadata.namespace}/${os.metadata.name}` }, 'copies gone, finalizer removed');
-      for (const group of distributionsOfSync(os)) statuses.delete(group.metadata.name);
+      for (const group of distributionsOfSync(os)) {
+        statuses.delete(group.metadata.name);
+        reported.delete(group.metadata.name);
+      }
       await setFinalizers(
         deps,
         os,

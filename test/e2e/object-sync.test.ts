@@ -3,7 +3,7 @@
 // to every namespace, a Secret to every namespace under another name, a CronJob to two namespaces.
 // Copies follow the source; deleting the source or the ObjectSync deletes them; the author must be
 // allowed to read the source and write the copies.
-import { BatchV1Api, CoreV1Api, CustomObjectsApi } from '@kubernetes/client-node';
+import { AdmissionregistrationV1Api, BatchV1Api, CoreV1Api, CustomObjectsApi, PatchStrategy, setHeaderOptions } from '@kubernetes/client-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { OBJECT_SYNC_FINALIZER, OBJECT_SYNC_GROUP, OBJECT_SYNC_PLURAL, OBJECT_SYNC_VERSION, type ObjectSync } from '../../src/domain/object-sync.js';
@@ -13,14 +13,17 @@ import { createMetrics } from '../../src/metrics.js';
 import { connectionOf } from '../kube-client.js';
 import { Kube } from './fixtures/kube.js';
 import { asUserWith, rejection } from './support/admission.js';
+import { startRecordingWebhook, type RecordingWebhook } from './support/recording-webhook.js';
 import { loadKubeConfig, uniqueName, waitFor } from './support/cluster.js';
 
 const kc = loadKubeConfig();
 const kube = new Kube(kc);
 const core = kc.makeApiClient(CoreV1Api);
 const batch = kc.makeApiClient(BatchV1Api);
+const admission = kc.makeApiClient(AdmissionregistrationV1Api);
 const custom = kc.makeApiClient(CustomObjectsApi);
 const metrics = createMetrics();
+const mergePatch = setHeaderOptions('Content-Type', PatchStrategy.MergePatch);
 const OS = { group: OBJECT_SYNC_GROUP, version: OBJECT_SYNC_VERSION, plural: OBJECT_SYNC_PLURAL };
 let server: RunningServer;
 let ownNamespace: string;
@@ -249,6 +252,85 @@ describe('deleting', () => {
     await custom.deleteNamespacedCustomObject({ ...OS, namespace: 'default', name: 'my-test-config-map-distributor' });
     await waitFor(async () => ((await objectSync('my-test-config-map-distributor')) === undefined ? true : undefined), { what: 'the ObjectSync to go' });
     expect(await copiesOf('ConfigMap', 'my-test-config-map')).toEqual([]);
+  });
+});
+
+describe('changing destinations', () => {
+  let webhook: RecordingWebhook | undefined;
+  let webhookConfig: string | undefined;
+  afterAll(async () => {
+    if (webhookConfig !== undefined) await admission.deleteValidatingWebhookConfiguration({ name: webhookConfig }).catch(() => undefined);
+    await webhook?.close();
+  });
+
+  it('folds the status of every destination name as their passes found it, though a slow webhook lets a later write land first', async () => {
+    const [a, b] = [(await kube.createNamespace('os-dest')).metadata!.name!, (await kube.createNamespace('os-dest')).metadata!.name!];
+    const source = uniqueName('dest-settings');
+    const renamed = `${source}-x`;
+    const name = uniqueName('dest');
+    // A webhook on this ObjectSync's status holds a write that comes alone for 500 ms and answers
+    // those that come meanwhile at once: of two writes sent together, the second lands first.
+    webhook = await startRecordingWebhook({ holdMs: (othersHeld) => (othersHeld === 0 ? 500 : 0) });
+    webhookConfig = uniqueName('e2e-os-slow-status');
+    await admission.createValidatingWebhookConfiguration({
+      body: {
+        metadata: { name: webhookConfig },
+        webhooks: [
+          {
+            name: 'slow-status.e2e.resource-distributor.io',
+            clientConfig: { url: `${webhook.url}/validate`, caBundle: Buffer.from(webhook.caCert).toString('base64') },
+            rules: [{ apiGroups: [OBJECT_SYNC_GROUP], apiVersions: ['*'], operations: ['UPDATE'], resources: [`${OBJECT_SYNC_PLURAL}/status`], scope: 'Namespaced' }],
+            objectSelector: { matchLabels: { 'e2e.resource-distributor.io/slow-status': name } },
+            sideEffects: 'None',
+            admissionReviewVersions: ['v1'],
+            failurePolicy: 'Fail',
+            timeoutSeconds: 5,
+          },
+        ],
+      },
+    });
+    await core.createNamespacedConfigMap({ namespace: 'default', body: { metadata: { name: source }, data: { k: 'v' } } });
+    const body = {
+      apiVersion: 'sync.rustrial.org/v1alpha1',
+      kind: 'ObjectSync',
+      metadata: { name, namespace: 'default', labels: { 'e2e.resource-distributor.io/slow-status': name } },
+      spec: { source: { group: '', kind: 'ConfigMap', name: source }, destinations: [{ namespace: a }] },
+    };
+    await custom.createNamespacedCustomObject({ ...OS, namespace: 'default', body });
+    // A new configuration takes a moment to be used: the ObjectSync's own status writes show it.
+    await waitFor(
+      async () => {
+        if (webhook!.calls.some((call) => call.name === name)) return true;
+        await custom.patchNamespacedCustomObjectStatus({ ...OS, namespace: 'default', name, body: { metadata: { annotations: { marker: uniqueName('m') } } } }, mergePatch);
+        return undefined;
+      },
+      { what: 'the API server to call the slow webhook', timeoutMs: 30_000, intervalMs: 500 },
+    );
+
+    // After each change both names' passes end together, each writing the fold of both: 1 + 1 copies, then 2 + 2, and back.
+    const narrow = [{ namespace: a }, { namespace: b, name: renamed }];
+    const wide = [{ namespace: a }, { namespace: b }, { namespace: a, name: renamed }, { namespace: b, name: renamed }];
+    for (const destinations of [narrow, wide, narrow, wide]) {
+      const patched = (await custom.patchNamespacedCustomObject({ ...OS, namespace: 'default', name, body: { spec: { destinations } } }, mergePatch)) as ObjectSync;
+      await waitFor(
+        async () => {
+          const found = await objectSync(name);
+          return found?.status?.observedGeneration === patched.metadata.generation && found?.status?.succeeded === destinations.length ? true : undefined;
+        },
+        { what: `ObjectSync ${name} to report ${destinations.length} copies in sync`, timeoutMs: 10_000, intervalMs: 50 },
+      );
+      // A staler write landing last would undo it: read again once every held write is in.
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      const os = (await objectSync(name))!;
+      expect(os.status).toMatchObject({ observedGeneration: patched.metadata.generation, desired: destinations.length, succeeded: destinations.length, failed: 0 });
+      expect(os.status?.conditions.find((c) => c.type === 'InSync')?.status).toBe('True');
+      expect([...(await copiesOf('ConfigMap', source)), ...(await copiesOf('ConfigMap', renamed))].length).toBe(destinations.length);
+    }
+    expect(webhook.calls.filter((call) => call.name === name).length).toBeGreaterThanOrEqual(8);
+
+    await custom.deleteNamespacedCustomObject({ ...OS, namespace: 'default', name });
+    await waitFor(async () => ((await objectSync(name)) === undefined ? true : undefined), { what: 'the ObjectSync to go' });
+    await core.deleteNamespacedConfigMap({ namespace: 'default', name: source });
   });
 });
 

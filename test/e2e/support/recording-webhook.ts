@@ -28,11 +28,20 @@ interface AdmissionReview {
   };
 }
 
+export interface RecordingWebhookOptions {
+  /**
+   * How long to hold a call before answering, given how many others are being held: a slow
+   * webhook (a policy engine, say) lets a write that came later reach storage first.
+   */
+  holdMs?: (othersHeld: number) => number;
+}
+
 /** A validating webhook that allows everything and records who asked for what. */
-export async function startRecordingWebhook(): Promise<RecordingWebhook> {
+export async function startRecordingWebhook(options: RecordingWebhookOptions = {}): Promise<RecordingWebhook> {
   const ca = await createCertificateAuthority('smoke-webhook-ca');
   const serving = await issueServingCert(ca, 'smoke-webhook');
   const calls: AdmissionCall[] = [];
+  let held = 0;
 
   const server: Server = createServer({ key: serving.key, cert: serving.cert }, (req, res) => {
     let body = '';
@@ -47,9 +56,18 @@ export async function startRecordingWebhook(): Promise<RecordingWebhook> {
         name: request.name ?? '',
         user: request.userInfo?.username ?? '',
       });
-      res.setHeader('Content-Type', 'application/json');
-      // The uid must be echoed or the API server counts the call as failed.
-      res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true } }));
+      const answer = (): void => {
+        res.setHeader('Content-Type', 'application/json');
+        // The uid must be echoed or the API server counts the call as failed.
+        res.end(JSON.stringify({ apiVersion: 'admission.k8s.io/v1', kind: 'AdmissionReview', response: { uid: request.uid, allowed: true } }));
+      };
+      const holdMs = options.holdMs?.(held) ?? 0;
+      if (holdMs <= 0) return answer();
+      held += 1;
+      setTimeout(() => {
+        held -= 1;
+        answer();
+      }, holdMs);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -6,6 +6,7 @@ import { distributionName, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, type ObjectS
 import { ANNOTATION_OBJECT_SYNC, LABEL_DISTRIBUTION, type Resource } from '../../../src/domain/types.js';
 import { sourcesOf } from '../../../src/reconcile/triggers.js';
 import { distribution } from '../builders.js';
+import { FakeApiError } from './fake-cluster.js';
 import { startHarness, type Harness } from './harness.js';
 
 let h: Harness;
@@ -179,6 +180,45 @@ describe('ObjectSync', () => {
     expect(h.cluster.events.map((e) => [e.namespace, e.involvedObject.kind, e.involvedObject.namespace, e.involvedObject.name, e.reason])).toEqual([
       ['platform', 'ObjectSync', 'platform', 'shared-config', 'SourceNotFound'],
     ]);
+  });
+
+  describe('its status, folded from its destination names as their passes end', () => {
+    const before: ObjectSyncDestination[] = [{ namespace: 'ns-a' }, { namespace: 'ns-b', name: 'renamed' }];
+    // Each name now goes to both namespaces: 4 copies, where a fold with one name's earlier status says 3.
+    const after: ObjectSyncDestination[] = [{ namespace: 'ns-a' }, { namespace: 'ns-b' }, { namespace: 'ns-a', name: 'renamed' }, { namespace: 'ns-b', name: 'renamed' }];
+
+    async function changeDestinations(): Promise<void> {
+      await setup(before);
+      await reconcileAll();
+      expect(stored()?.status).toMatchObject({ desired: 2, succeeded: 2 });
+      const current = stored()!;
+      h.cluster.putObjectSync({ ...current, spec: { ...current.spec, destinations: after } });
+      await until(() => h.catalog.list().every((rd) => rd.metadata.generation === 2));
+    }
+
+    it('ends with every name as its pass last found it, when the names end together and their writes land out of order', async () => {
+      await changeDestinations();
+      // The first status write is slow to land: the one after it lands before it.
+      const patch = h.cluster.api.patchObjectSyncStatus.bind(h.cluster.api);
+      let calls = 0;
+      h.cluster.api.patchObjectSyncStatus = async (...args) => {
+        if ((calls += 1) === 1) await new Promise((resolve) => setTimeout(resolve, 30));
+        return patch(...args);
+      };
+      await Promise.all(h.catalog.names().map((name) => h.reconciler.reconcile(name)));
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(stored()?.status).toMatchObject({ observedGeneration: 2, desired: 4, succeeded: 4, failed: 0 });
+      expect(stored()?.status?.conditions.find((c) => c.type === 'InSync')).toMatchObject({ status: 'True' });
+    });
+
+    it('is written by the next pass when a write of it failed', async () => {
+      await changeDestinations();
+      h.cluster.failWhen((method) => (method === 'patchObjectSyncStatus' ? new FakeApiError(500, 'InternalError') : undefined));
+      for (const name of h.catalog.names()) await expect(h.reconciler.reconcile(name)).rejects.toThrow();
+      h.cluster.clearFailures();
+      await reconcileAll();
+      expect(stored()?.status).toMatchObject({ observedGeneration: 2, desired: 4, succeeded: 4, failed: 0 });
+    });
   });
 
   it('removes the copies of a destination name that is gone', async () => {
