@@ -92,7 +92,8 @@ export async function startPodWorld(log: (line: string) => void, logDir: string)
   let node: LocalNode | undefined;
   let apiProxy: TcpProxy | undefined;
   const stop = async (): Promise<void> => {
-    // The pods' logs outlive the node: the report names where they are.
+    // The pods' logs outlive the node: the report names where they are (`instances/` holds every
+    // container instance's whole log, `pods/` the files the kubelet still kept at the end).
     if (node) await cp(node.podLogsDir, join(logDir, 'pods'), { recursive: true }).catch(() => undefined);
     await apiProxy?.close();
     await node?.stop();
@@ -112,7 +113,7 @@ export async function startPodWorld(log: (line: string) => void, logDir: string)
     log(`installing the chart (${product.repository}:${product.tag}, 2 replicas)`);
     await installChart(await helm, plane.kubeconfigPath, product);
     const scrapeToken = await metricsReaderToken(plane);
-    const replicas = await PodReplicas.create({ core: kube.core, namespace: OWN_NAMESPACE, labelSelector: POD_SELECTOR, logs: new PodLogs(node.podLogsDir, OWN_NAMESPACE), scrapeToken, log });
+    const replicas = await PodReplicas.create({ core: kube.core, namespace: OWN_NAMESPACE, labelSelector: POD_SELECTOR, logs: new PodLogs(node.podLogsDir, OWN_NAMESPACE, join(logDir, 'instances')), scrapeToken, log });
     await waitForWebhooks(kube.custom);
     const coordination = plane.kubeConfig.makeApiClient(CoordinationV1Api);
     const settings = { ...LEADER_ELECTION, 'kubelet crashLoopBackOff.maxContainerRestartPeriod': MAX_CONTAINER_RESTART_PERIOD };

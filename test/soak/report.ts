@@ -163,7 +163,7 @@ export function renderReport(result: SoakResult): string {
     `Started ${result.startedAt}; setup ${result.setupSeconds.toFixed(0)} s (${product.setup}); wall time ${result.wallSeconds.toFixed(0)} s in all.`,
     product.replicas,
     `${result.rounds} rounds, ${ops} operations (steps 1-${result.steps}), ${faults.length} faults; **${result.violations.length} violations**.`,
-    `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs and the operations journal (ops.jsonl): \`${result.logDir}\`.`,
+    `Replay: \`npm run soak -- --minutes ${result.minutes} --seed ${result.seed}\` runs the same operations and faults in the same order (their timing against the product's is not replayed). Replica logs (as pods: \`instances/\`, every container instance's whole log) and the operations journal (ops.jsonl): \`${result.logDir}\`.`,
     `Settings: ${Object.entries(result.settings).map(([k, v]) => `${k}=${v}`).join(', ')}.`,
     '',
     '## Operations',
