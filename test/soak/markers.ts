@@ -6,8 +6,10 @@ export const ANNOTATION_HASH = 'kruise.io/resourcedistribution.resource.hashcode
 export const ANNOTATION_TIMESTAMP = 'kruise.io/resourcedistribution.resource.distributed.timestamp';
 export const LABEL_DISTRIBUTION = 'resource-distributor.io/distribution';
 
-/** The controller reference of a copy written now (docs/concepts/copies.md); one naming v1alpha1 is ours too and left as it is. */
-export const RD_OWNER_API_VERSIONS: readonly string[] = ['apps.kruise.io/v1beta1', 'apps.kruise.io/v1alpha1'];
+/** The controller reference of a copy written now (docs/concepts/copies.md). */
+export const RD_OWNER_API_VERSION = 'apps.kruise.io/v1beta1';
+/** Those of copies that are ours: one naming v1alpha1 is left as it is. */
+export const RD_OWNER_API_VERSIONS: readonly string[] = [RD_OWNER_API_VERSION, 'apps.kruise.io/v1alpha1'];
 export const RD_KIND = 'ResourceDistribution';
 
 /** The six conditions of v1alpha1, in the order status always holds them; then SourceNotFound for spec.source; Ready and Stalled last. */

@@ -2,7 +2,7 @@
 // each test breaking one thing.
 import { templateHash } from '../../soak/canonical-hash.js';
 import type { Expectations } from '../../soak/expectations.js';
-import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_OBJECT_SYNC, ANNOTATION_TIMESTAMP, CONDITION_ORDER, LABEL_DISTRIBUTION, RD_KIND, RD_OWNER_API_VERSIONS, SOURCE_CONDITION } from '../../soak/markers.js';
+import { ANNOTATION_FROM, ANNOTATION_HASH, ANNOTATION_OBJECT_SYNC, ANNOTATION_TIMESTAMP, CONDITION_ORDER, LABEL_DISTRIBUTION, RD_KIND, RD_OWNER_API_VERSION, SOURCE_CONDITION } from '../../soak/markers.js';
 import type { ClusterSnapshot, Condition, DistributionSnapshot, NamespaceSnapshot, ObjectSnapshot, ObjectSyncSnapshot, Targets, Template } from '../../soak/snapshot-types.js';
 
 export const OWN = 'rd-system';
@@ -73,7 +73,7 @@ export function copyOf(rd: DistributionSnapshot, namespace: string, content?: Te
       [ANNOTATION_HASH]: content ? 'source-hash' : templateHash(template),
       [ANNOTATION_TIMESTAMP]: '2026-11-26T00:00:00Z',
     },
-    ownerReferences: [{ apiVersion: RD_OWNER_API_VERSIONS[0] ?? '', kind: RD_KIND, name: rd.name, uid: rd.uid, controller: true, blockOwnerDeletion: true }],
+    ownerReferences: [{ apiVersion: RD_OWNER_API_VERSION, kind: RD_KIND, name: rd.name, uid: rd.uid, controller: true, blockOwnerDeletion: true }],
     data: template.data ?? {},
     ...(template.kind === 'Secret' ? { type: template.type ?? 'Opaque' } : {}),
   };
