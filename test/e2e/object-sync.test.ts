@@ -310,6 +310,7 @@ describe('changing destinations', () => {
     // After each change both names' passes end together, each writing the fold of both: 1 + 1 copies, then 2 + 2, and back.
     const narrow = [{ namespace: a }, { namespace: b, name: renamed }];
     const wide = [{ namespace: a }, { namespace: b }, { namespace: a, name: renamed }, { namespace: b, name: renamed }];
+    const callsBefore = webhook.calls.length;
     for (const destinations of [narrow, wide, narrow, wide]) {
       const patched = (await custom.patchNamespacedCustomObject({ ...OS, namespace: 'default', name, body: { spec: { destinations } } }, mergePatch)) as ObjectSync;
       await waitFor(
@@ -326,7 +327,8 @@ describe('changing destinations', () => {
       expect(os.status?.conditions.find((c) => c.type === 'InSync')?.status).toBe('True');
       expect([...(await copiesOf('ConfigMap', source)), ...(await copiesOf('ConfigMap', renamed))].length).toBe(destinations.length);
     }
-    expect(webhook.calls.filter((call) => call.name === name).length).toBeGreaterThanOrEqual(8);
+    // Every change was written through the slow webhook.
+    expect(webhook.calls.slice(callsBefore).filter((call) => call.name === name).length).toBeGreaterThanOrEqual(4);
 
     await custom.deleteNamespacedCustomObject({ ...OS, namespace: 'default', name });
     await waitFor(async () => ((await objectSync(name)) === undefined ? true : undefined), { what: 'the ObjectSync to go' });
