@@ -8,7 +8,7 @@ import { canonicalJson } from '../domain/hash.js';
 import { podCopyKey, podReferenceKeys } from '../domain/pending-copies.js';
 import { injectionMode } from '../domain/pod-injection.js';
 import type { PodReferences } from '../domain/pod-references.js';
-import { foldStatus, reportedDistributionsOf, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
+import { foldStatus, objectSyncKey, reportedDistributionsOf, LEGACY_FINALIZER, OBJECT_SYNC_FINALIZER, OBJECT_SYNC_PREFIX, type ObjectSync } from '../domain/object-sync.js';
 import { toRfc3339 } from '../domain/timestamp.js';
 import { ANNOTATION_FROM, ANNOTATION_OBJECT_SYNC, type DistributionStatus, type NamespaceInfo, type Resource, type ResourceDistribution } from '../domain/types.js';
 import type { Logger } from '../log.js';
@@ -103,7 +103,7 @@ function objectSyncDistributions(caches: CatalogDeps['caches']): ObjectSyncDistr
     if (found === undefined) {
       found = reportedDistributionsOf(os, caches.kinds);
       translated.set(os, found);
-      for (const rd of found) origins.set(rd.metadata.name, `${os.metadata.namespace}/${os.metadata.name}`);
+      for (const rd of found) origins.set(rd.metadata.name, objectSyncKey(os));
     }
     return found;
   }
@@ -191,8 +191,10 @@ function catalogLookups(caches: CatalogDeps['caches'], syncs: ObjectSyncDistribu
 async function writeObjectSyncStatus(deps: CatalogDeps, syncs: ObjectSyncDistributions, rd: ResourceDistribution, status: DistributionStatus): Promise<boolean> {
   const { statuses, folding } = syncs;
   statuses.set(rd.metadata.name, status);
-  if (rd.origin === undefined) return false;
-  const key = `${rd.origin.namespace}/${rd.origin.name}`;
+  const os = syncs.objectSyncOf(rd);
+  if (os === undefined) return false;
+  // Each turn reads the ObjectSync again: an earlier turn's write may have changed it.
+  const key = objectSyncKey(os);
   // A write before this one that failed is reported to its own pass: this one folds afresh either way.
   const turn = (folding.get(key) ?? Promise.resolve())
     .catch(() => undefined)
@@ -291,7 +293,7 @@ function catalogLifecycle(deps: CatalogDeps, syncs: ObjectSyncDistributions): Ca
       if (os?.metadata.deletionTimestamp === undefined || held.length === 0) return;
       const left = distributionsOfSync(os).some((group) => caches.copies.byDistribution(group.metadata.name).length > 0);
       if (left) return;
-      log.info({ objectSync: `${os.metadata.namespace}/${os.metadata.name}` }, 'copies gone, finalizer removed');
+      log.info({ objectSync: objectSyncKey(os) }, 'copies gone, finalizer removed');
       for (const group of distributionsOfSync(os)) {
         statuses.delete(group.metadata.name);
         reported.delete(group.metadata.name);
